@@ -1,0 +1,5 @@
+"""Allow ``python -m kafkatool``."""
+
+from kafkatool.cli import main
+
+main()

@@ -1,0 +1,368 @@
+"""Plain data types every layer shares: decoded file contents, and defects.
+
+These are deliberately dumb dataclasses: the schema layer fills them, the engine reasons over them and
+the render layer prints them. Field names follow Kafka's own names in snake_case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal
+
+Severity = Literal["info", "warning", "error"]
+
+NO_SEQUENCE = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_PARTITION_LEADER_EPOCH = -1
+NO_TIMESTAMP = -1
+
+
+class Compression(Enum):
+    """Codec ids from the low three attribute bits (Kafka's ``CompressionType``)."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @property
+    def label(self) -> str:
+        """The lower-case name Kafka prints (``compresscodec: gzip``)."""
+        return self.name.lower()
+
+
+class TimestampType(Enum):
+    """Kafka's ``TimestampType``; the names are what DumpLogSegments prints."""
+
+    NO_TIMESTAMP_TYPE = -1
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+    @property
+    def label(self) -> str:
+        """``CreateTime`` / ``LogAppendTime`` / ``NoTimestampType``."""
+        return {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}[self.value]
+
+
+class ControlType(Enum):
+    """Kafka's ``ControlRecordType`` (the key's type field)."""
+
+    ABORT = 0
+    COMMIT = 1
+    LEADER_CHANGE = 2
+    SNAPSHOT_HEADER = 3
+    SNAPSHOT_FOOTER = 4
+    KRAFT_VERSION = 5
+    KRAFT_VOTERS = 6
+
+
+@dataclass(slots=True, frozen=True)
+class Defect:
+    """Something wrong in an input, located as precisely as the bytes allow.
+
+    ``code`` is a stable kebab-case identifier (``crc-mismatch``, ``torn-tail``...), ``field`` the
+    format field that is wrong, ``position`` the absolute byte position in ``file``.
+    """
+
+    code: str
+    file: str
+    position: int | None
+    field: str
+    reason: str
+    severity: Severity = "error"
+
+    def describe(self) -> str:
+        """One line for humans: ``file @ byte N: field: reason``."""
+        where = self.file if self.position is None else f"{self.file} @ byte {self.position}"
+        return f"{where}: {self.field}: {self.reason}"
+
+
+@dataclass(slots=True, frozen=True)
+class Header:
+    """A record header (magic 2 only). The value may be null."""
+
+    key: bytes
+    value: bytes | None
+
+
+@dataclass(slots=True, frozen=True)
+class ControlRecord:
+    """The decoded key (and, for transaction markers, value) of a control record.
+
+    ``type`` is the raw type number; ``type_name`` is ``None`` for types Kafka does not know,
+    whose value is kept raw in ``value``.
+    """
+
+    version: int
+    type: int
+    type_name: str | None
+    value_version: int | None = None
+    coordinator_epoch: int | None = None
+    value: bytes | None = None
+
+
+@dataclass(slots=True)
+class Record:
+    """One record, from a magic 2 batch or an (inner) legacy message.
+
+    For magic 2: ``sequence`` is the batch's base sequence plus the offset delta (Kafka's wrapping
+    increment), or -1. For legacy records ``crc``/``crc_valid``/``magic`` are set instead.
+    """
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...] = ()
+    sequence: int = NO_SEQUENCE
+    attributes: int = 0
+    offset_delta: int = 0
+    timestamp_delta: int = 0
+    size_in_bytes: int = 0
+    position: int | None = None
+    control: ControlRecord | None = None
+    magic: int = 2
+    crc: int | None = None
+    crc_valid: bool | None = None
+
+    @property
+    def key_size(self) -> int:
+        """Key length, -1 for a null key (as Kafka prints it)."""
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        """Value length, -1 for a null value."""
+        return -1 if self.value is None else len(self.value)
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Kafka's ``DefaultRecordBatch.incrementSequence``: sequences wrap at Int32 max to 0."""
+    if sequence > 0x7FFFFFFF - increment:
+        return increment - (0x7FFFFFFF - sequence) - 1
+    return sequence + increment
+
+
+@dataclass(slots=True)
+class RecordBatch:
+    """A magic 2 record batch header (Kafka's ``DefaultRecordBatch``), as found at ``position``.
+
+    ``records`` is filled only by a deep read. ``crc_valid`` is ``None`` when the CRC was not checked.
+    """
+
+    position: int
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+    crc_valid: bool | None = None
+    records: list[Record] | None = None
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes on disk, including the 12-byte offset/length prefix."""
+        return self.batch_length + 12
+
+    @property
+    def last_offset(self) -> int:
+        """``baseOffset + lastOffsetDelta``."""
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def compression(self) -> Compression:
+        """Codec from attribute bits 0-2. Unknown ids raise ``ValueError`` (callers check first)."""
+        return Compression(self.attributes & 0x07)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        """Attribute bit 3."""
+        return TimestampType.LOG_APPEND_TIME if self.attributes & 0x08 else TimestampType.CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        """Attribute bit 4."""
+        return bool(self.attributes & 0x10)
+
+    @property
+    def is_control(self) -> bool:
+        """Attribute bit 5."""
+        return bool(self.attributes & 0x20)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        """Attribute bit 6: the base timestamp holds the delete horizon (KIP-534)."""
+        return bool(self.attributes & 0x40)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """The delete horizon, when the attribute bit says the base timestamp holds one."""
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        """Kafka's ``lastSequence()``: -1 without a base sequence, else wrapped base + delta."""
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def is_idempotent(self) -> bool:
+        """A producer id is set."""
+        return self.producer_id >= 0
+
+
+@dataclass(slots=True)
+class LegacyBatch:
+    """A shallow legacy (magic 0 or 1) message as stored in a log: offset, size, then the message.
+
+    A compressed wrapper's records are its inner messages (filled by a deep read). ``offset`` is the
+    stored offset, which for a wrapper is the offset of its last inner message.
+    """
+
+    position: int
+    offset: int
+    message_size: int
+    crc: int
+    magic: int
+    attributes: int
+    timestamp: int | None
+    key: bytes | None
+    value: bytes | None
+    crc_valid: bool | None = None
+    records: list[Record] | None = None
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes on disk, including the 12-byte offset/size prefix."""
+        return self.message_size + 12
+
+    @property
+    def last_offset(self) -> int:
+        """For a shallow legacy entry Kafka's last offset is the stored offset."""
+        return self.offset
+
+    @property
+    def base_offset(self) -> int:
+        """Kafka's ``baseOffset()`` of a legacy wrapper needs the inner messages; shallow: stored offset."""
+        if self.records:
+            return self.records[0].offset
+        return self.offset
+
+    @property
+    def compression(self) -> Compression:
+        """Codec from attribute bits 0-2."""
+        return Compression(self.attributes & 0x07)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        """NoTimestampType for magic 0; attribute bit 3 for magic 1."""
+        if self.magic == 0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        return TimestampType.LOG_APPEND_TIME if self.attributes & 0x08 else TimestampType.CREATE_TIME
+
+    @property
+    def max_timestamp(self) -> int:
+        """The message timestamp (-1 for magic 0)."""
+        return NO_TIMESTAMP if self.timestamp is None else self.timestamp
+
+
+LogEntry = RecordBatch | LegacyBatch
+
+
+@dataclass(slots=True, frozen=True)
+class OffsetIndexEntry:
+    """One ``.index`` entry, with the offset made absolute."""
+
+    offset: int
+    position: int
+
+
+@dataclass(slots=True, frozen=True)
+class TimeIndexEntry:
+    """One ``.timeindex`` entry, with the offset made absolute."""
+
+    timestamp: int
+    offset: int
+
+
+@dataclass(slots=True, frozen=True)
+class AbortedTxn:
+    """One ``.txnindex`` entry (Kafka's ``AbortedTxn``)."""
+
+    version: int
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+@dataclass(slots=True, frozen=True)
+class ProducerSnapshotEntry:
+    """One producer in a ``.snapshot`` file, as stored (Kafka's ``ProducerSnapshot.ProducerEntry``)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int
+
+    @property
+    def first_sequence(self) -> int:
+        """Kafka's ``BatchMetadata.firstSeq()``: last sequence minus the offset delta, wrapping."""
+        return decrement_sequence(self.last_sequence, self.offset_delta)
+
+    @property
+    def first_offset(self) -> int:
+        """Offset of the first record of the last batch."""
+        return self.last_offset - self.offset_delta
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """Kafka's ``DefaultRecordBatch.decrementSequence``: the inverse of :func:`increment_sequence`."""
+    if sequence < decrement:
+        return 0x7FFFFFFF - (decrement - sequence) + 1
+    return sequence - decrement
+
+
+@dataclass(slots=True)
+class ProducerSnapshot:
+    """A decoded producer-state snapshot file."""
+
+    version: int
+    crc: int
+    crc_valid: bool
+    entries: list[ProducerSnapshotEntry] = field(default_factory=list)
+
+
+@dataclass(slots=True, frozen=True)
+class LeaderEpochEntry:
+    """One ``leader-epoch-checkpoint`` line: an epoch and the first offset it wrote."""
+
+    epoch: int
+    start_offset: int
+
+
+@dataclass(slots=True, frozen=True)
+class TopicPartition:
+    """A topic and partition number."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"

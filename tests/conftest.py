@@ -1,0 +1,52 @@
+"""Shared fixtures: where the Kafka-made reference material lives.
+
+``../shared`` sits beside the checkout. On a user's machine it may be absent and the tests that need it
+skip; under CI (``CI`` set) its absence is a failure, never a silent skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("KAFKATOOL_SHARED", REPO.parent / "shared"))
+
+
+def shared_dir(sub: str = "") -> Path:
+    """The shared reference folder ``sub``, or skip (fail under CI) when it is absent."""
+    path = SHARED / sub if sub else SHARED
+    if not path.is_dir():
+        message = f"reference material not found at {path}"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set: ../shared must be present)")
+        pytest.skip(message)
+    return path
+
+
+def corpus_cases() -> list[str]:
+    """Names of the corpus cases present (empty when ../shared is absent)."""
+    root = SHARED / "corpus"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "expected.json").is_file())
+
+
+def load_expected(case: str) -> dict:
+    """The ``expected.json`` of a corpus case."""
+    return json.loads((shared_dir("corpus") / case / "expected.json").read_text())
+
+
+@pytest.fixture
+def corpus_root() -> Path:
+    """``../shared/corpus``."""
+    return shared_dir("corpus")
+
+
+@pytest.fixture
+def vectors_root() -> Path:
+    """``../shared/vectors``."""
+    return shared_dir("vectors")
