@@ -1,0 +1,88 @@
+"""Opening input files: read-only, memory-mapped, never modified.
+
+This is the only module that opens evidence. Files are opened ``O_RDONLY`` and mapped with
+``ACCESS_READ`` (Kafka's own DumpLogSegments once opened indexes read-write, KAFKA-5104: we never do).
+Every OS failure becomes an :class:`~kafkatool.errors.UnreadableInputError` naming the path.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kafkatool.errors import UnreadableInputError
+
+
+def _reason(err: OSError) -> str:
+    """A short human reason for an OS error."""
+    if isinstance(err, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(err, IsADirectoryError):
+        return "is a directory"
+    if isinstance(err, PermissionError):
+        return "permission denied"
+    return err.strerror or str(err)
+
+
+@contextmanager
+def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
+    """The whole file as a read-only buffer (an ``mmap``; ``b""`` for an empty file)."""
+    name = str(path)
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    try:
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                yield b""
+                return
+            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as err:
+            reason = _reason(err) if isinstance(err, OSError) else str(err)
+            raise UnreadableInputError(name, reason) from None
+        try:
+            yield mm
+        finally:
+            try:
+                mm.close()
+            except BufferError:
+                # Views handed out are still alive; the mapping is released when they go.
+                pass
+    finally:
+        os.close(fd)
+
+
+def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+    """The file's bytes (at most ``limit``), for small files: indexes, snapshots, checkpoints."""
+    name = str(path)
+    try:
+        with open(name, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+
+
+def read_text(path: str | Path) -> str:
+    """A small text file decoded as UTF-8 (undecodable bytes replaced so they can still be reported)."""
+    return read_bytes(path).decode("utf-8", errors="replace")
+
+
+def file_size(path: str | Path) -> int:
+    """Size in bytes, or :class:`UnreadableInputError`."""
+    try:
+        return os.stat(str(path)).st_size
+    except OSError as err:
+        raise UnreadableInputError(str(path), _reason(err)) from None
+
+
+def list_dir(path: str | Path) -> list[Path]:
+    """Entries of a directory, sorted by name."""
+    try:
+        return sorted(Path(path).iterdir(), key=lambda p: p.name)
+    except OSError as err:
+        raise UnreadableInputError(str(path), _reason(err)) from None

@@ -1,0 +1,33 @@
+"""Reading ``.log`` segments (and KRaft ``.checkpoint`` snapshots, which share the layout) from disk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kafkatool.model import Defect, LogEntry
+from kafkatool.reading.files import mapped
+from kafkatool.schema.log_segment import WalkItem, walk_log
+
+
+@contextmanager
+def open_log(path: str | Path, *, deep: bool = False, verify_crc: bool = True, max_bytes: int | None = None,
+             label: str | None = None, max_output: int = 1 << 31) -> Iterator[Iterator[WalkItem]]:
+    """Map a segment read-only and walk it: entries in order, with defects where the bytes are bad.
+
+    ``label`` is the name used in defects (defaults to the path as given).
+    """
+    name = label if label is not None else str(path)
+    with mapped(path) as buf:
+        yield walk_log(buf, name, deep=deep, verify_crc=verify_crc, end=max_bytes, max_output=max_output)
+
+
+def read_log(path: str | Path, **kwargs: object) -> tuple[list[LogEntry], list[Defect]]:
+    """Every entry and defect of a segment, collected (for small files and tests)."""
+    entries: list[LogEntry] = []
+    defects: list[Defect] = []
+    with open_log(path, **kwargs) as items:  # type: ignore[arg-type]
+        for item in items:
+            (defects if isinstance(item, Defect) else entries).append(item)
+    return entries, defects

@@ -1,0 +1,200 @@
+"""A ``.log`` segment: a sequence of log entries (magic 2 batches and legacy messages), walked resiliently.
+
+Models Kafka's ``FileLogInputStream.nextBatch``: 12 bytes of offset and size, the magic at byte 16,
+a size below 14 bytes (``RECORD_OVERHEAD_V0``) is corruption, and an entry running past the end of
+the file is a partial (torn) tail. Unlike Kafka, which throws on the first bad size, the walker
+reports a :class:`~kafkatool.model.Defect` and resynchronises on the next trustworthy batch
+boundary, so damage in the middle of a segment never hides what follows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafkatool.errors import DecodeError
+from kafkatool.model import Defect, LegacyBatch, LogEntry, RecordBatch
+from kafkatool.schema import record_batch as rb
+
+RECORD_OVERHEAD_V0 = 14  # the smallest legacy message: crc, magic, attributes, key and value lengths
+HEADER_SIZE_UP_TO_MAGIC = rb.MAGIC_OFFSET + 1
+MAX_PLAUSIBLE_BATCH = 1 << 30  # resync candidates above 1 GiB are not believed
+RESYNC_CONFIRM = 2  # headers that must chain after a resync candidate (or reach the end)
+LEGACY_MAGICS = (0, 1)
+
+WalkItem = LogEntry | Defect
+
+
+def _plausible_v2(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int] | None:
+    """``(next_pos, last_offset)`` if a believable magic 2 header starts at ``pos``, else ``None``."""
+    if end - pos < rb.HEADER_SIZE:
+        return None
+    f = rb.HEADER_STRUCT.unpack_from(buf, pos)
+    base_offset, length, epoch, magic, _crc, attrs, last_delta = f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+    count = f[12]
+    if magic != 2 or base_offset < 0 or epoch < -1 or attrs & ~0x7F or attrs & 0x07 > 4:
+        return None
+    if length < rb.BATCH_OVERHEAD or length > MAX_PLAUSIBLE_BATCH or pos + rb.LOG_OVERHEAD + length > end:
+        return None
+    if count < 0 or last_delta < count - 1:
+        return None
+    return pos + rb.LOG_OVERHEAD + length, base_offset + last_delta
+
+
+def _confirmed(buf: bytes | memoryview, pos: int, end: int) -> bool:
+    """A candidate whose CRC holds and whose next headers chain (or that ends the data exactly)."""
+    first = _plausible_v2(buf, pos, end)
+    if first is None:
+        return False
+    length = first[0] - pos - rb.LOG_OVERHEAD
+    stored = int.from_bytes(buf[pos + rb.CRC_OFFSET:pos + rb.CRC_OFFSET + 4], "big")
+    if rb.compute_crc(buf, pos, length) != stored:
+        return False
+    nxt, last = first
+    for _ in range(RESYNC_CONFIRM):
+        if nxt == end:
+            return True
+        step = _plausible_v2(buf, nxt, end)
+        if step is None or step[1] <= last:
+            return False
+        nxt, last = step
+    return True
+
+
+def find_next_batch(buf: bytes | memoryview, start: int, end: int) -> int | None:
+    """The first position at or after ``start`` where a confirmed magic 2 batch begins, or ``None``."""
+    data = buf if isinstance(buf, bytes) else bytes(buf[:end])
+    q = start
+    while True:
+        m = data.find(b"\x02", q + rb.MAGIC_OFFSET, end)
+        if m < 0:
+            return None
+        cand = m - rb.MAGIC_OFFSET
+        if cand >= start and _confirmed(buf, cand, end):
+            return cand
+        q = cand + 1
+
+
+def _all_zero(buf: bytes | memoryview, start: int, end: int) -> bool:
+    view = buf[start:end]
+    return not any(view) if len(view) < 4096 else bytes(view).count(0) == len(view)
+
+
+def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_crc: bool = True,
+             start: int = 0, end: int | None = None, max_output: int = 1 << 31) -> Iterator[WalkItem]:
+    """Yield every entry of a log buffer in order, and a :class:`Defect` wherever the bytes are bad.
+
+    ``end`` limits the walk (``--max-bytes``); an entry crossing it is not reported as torn then, the
+    caller having asked for a prefix. With ``deep`` each entry's records are decoded too.
+    """
+    size = len(buf)
+    limit = size if end is None else min(end, size)
+    prefix_only = end is not None and end < size
+    pos = start
+    while pos < limit:
+        remaining = limit - pos
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+            if not prefix_only:
+                yield _tail_defect(buf, file, pos, limit)
+            return
+        length = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+        if length < RECORD_OVERHEAD_V0:
+            if _all_zero(buf, pos, limit):
+                yield Defect("trailing-zeros", file, pos, "batch_length",
+                             f"{limit - pos} zero bytes after the last entry (preallocated or zero-filled tail); "
+                             f"Kafka reads a record size of 0 here, below the minimum of {RECORD_OVERHEAD_V0}")
+                return
+            nxt = yield from _resync(buf, file, pos, limit,
+                                     f"record size {length} smaller than minimum record overhead "
+                                     f"({RECORD_OVERHEAD_V0})", "batch_length", pos + 8)
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        if pos + rb.LOG_OVERHEAD + length > limit:
+            if not prefix_only:
+                yield _tail_defect(buf, file, pos, limit, length)
+            return
+        magic = buf[pos + rb.MAGIC_OFFSET]
+        try:
+            entry: LogEntry
+            if magic == rb.MAGIC:
+                entry, record_error = _read_v2(buf, pos, deep, verify_crc, max_output)
+            elif magic in LEGACY_MAGICS:
+                entry, record_error = _read_legacy(buf, pos, deep, max_output)
+            else:
+                raise DecodeError("magic", f"unknown magic {magic} (expected 0, 1 or 2)", pos + rb.MAGIC_OFFSET)
+        except DecodeError as err:
+            nxt = yield from _resync(buf, file, pos, limit, err.reason, err.field,
+                                     err.position if err.position is not None else pos)
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        if entry.crc_valid is False:
+            yield Defect("crc-mismatch", file, pos + (rb.CRC_OFFSET if magic == 2 else rb.LOG_OVERHEAD), "crc",
+                         f"stored CRC {entry.crc} does not match the bytes (entry at offset {entry.last_offset})")
+        yield entry
+        if record_error is not None:
+            yield Defect("record-decode", file,
+                         record_error.position if record_error.position is not None else pos,
+                         record_error.field, record_error.reason)
+        pos += entry.size_in_bytes
+
+
+def _tail_defect(buf: bytes | memoryview, file: str, pos: int, limit: int, length: int | None = None) -> Defect:
+    """The torn-tail report: how many bytes at the end do not form a complete entry."""
+    count = limit - pos
+    if _all_zero(buf, pos, limit):
+        return Defect("trailing-zeros", file, pos, "batch_length", f"{count} zero bytes after the last entry")
+    need = "" if length is None else f" (entry declares {length + rb.LOG_OVERHEAD} bytes)"
+    return Defect("torn-tail", file, pos, "batch_length",
+                  f"{count} invalid bytes at the end: a partial entry{need}, as left by a torn write")
+
+
+def _resync(buf: bytes | memoryview, file: str, pos: int, limit: int, reason: str, field: str,
+            where: int) -> Iterator[WalkItem]:
+    """Report the bad entry, find the next trustworthy batch and report the skipped bytes.
+
+    Returns the position to continue at, or ``None`` when nothing further can be trusted.
+    """
+    yield Defect("corrupt-entry", file, where, field, reason)
+    nxt = find_next_batch(buf, pos + 1, limit)
+    if nxt is None:
+        yield Defect("unreadable-bytes", file, pos, "log",
+                     f"{limit - pos} bytes from here to the end hold no recognisable batch")
+        return None
+    yield Defect("unreadable-bytes", file, pos, "log",
+                 f"skipped {nxt - pos} bytes up to the next valid batch at byte {nxt}", "warning")
+    return nxt
+
+
+def _read_v2(buf: bytes | memoryview, pos: int, deep: bool, verify_crc: bool,
+             max_output: int) -> tuple[RecordBatch, DecodeError | None]:
+    """One magic 2 batch; a record-level failure is returned, not raised, so the header still counts."""
+    batch = rb.parse_batch_header(buf, pos)
+    if batch.batch_length < rb.BATCH_OVERHEAD:
+        raise DecodeError("batch_length",
+                          f"batch length {batch.batch_length} is below the {rb.BATCH_OVERHEAD}-byte batch header",
+                          pos + 8)
+    if verify_crc:
+        batch.crc_valid = rb.compute_crc(buf, pos, batch.batch_length) == batch.crc
+    if deep:
+        try:
+            batch.records = rb.decode_records(batch, rb.records_payload(buf, batch), max_output=max_output)
+        except DecodeError as err:
+            return batch, err
+    return batch, None
+
+
+def _read_legacy(buf: bytes | memoryview, pos: int, deep: bool,
+                 max_output: int) -> tuple[LegacyBatch, DecodeError | None]:
+    """One shallow legacy message (and, with ``deep``, its inner messages)."""
+    from kafkatool.schema import legacy
+
+    entry = legacy.parse_legacy_entry(buf, pos)
+    if deep:
+        try:
+            entry.records = legacy.inner_records(entry, max_output=max_output)
+        except DecodeError as err:
+            return entry, err
+    return entry, None
