@@ -10,7 +10,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from kafkatool.errors import UnreadableInputError
@@ -48,11 +48,9 @@ def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
         try:
             yield mm
         finally:
-            try:
+            # Views handed out may still be alive; the mapping is then released when they go.
+            with suppress(BufferError):
                 mm.close()
-            except BufferError:
-                # Views handed out are still alive; the mapping is released when they go.
-                pass
     finally:
         os.close(fd)
 

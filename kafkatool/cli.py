@@ -1,0 +1,40 @@
+"""The ``kafkatool`` command line: one Typer app, one module per subcommand."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kafkatool import __version__
+from kafkatool.commands import dump_segment
+
+app = typer.Typer(
+    name="kafkatool",
+    help="Forensic toolkit for Apache Kafka broker data directories: decode what is on disk and tell "
+    "what Kafka will do with it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.command("dump-segment", no_args_is_help=True)(dump_segment.command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kafkatool {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Forensic toolkit for Apache Kafka broker data directories."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

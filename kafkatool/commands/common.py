@@ -1,0 +1,42 @@
+"""What every subcommand shares: turning errors into messages and exit codes, never tracebacks."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+import typer
+
+from kafkatool.errors import ExitCode, KafkatoolError
+from kafkatool.render.output import Diagnostics
+
+T = TypeVar("T")
+
+
+def run_guarded(body: Callable[[], int]) -> None:
+    """Run a command body and exit with its code; known errors become one line on stderr.
+
+    Anything unexpected is reported as an internal error (exit 3) without a traceback, unless
+    ``KAFKATOOL_DEBUG`` is set.
+    """
+    import os
+
+    diag = Diagnostics()
+    try:
+        code = body()
+    except KafkatoolError as err:
+        diag.error(str(err))
+        raise typer.Exit(int(err.exit_code)) from None
+    except KeyboardInterrupt:
+        diag.error("interrupted")
+        raise typer.Exit(130) from None
+    except BrokenPipeError:
+        sys.stderr.close()
+        raise typer.Exit(0) from None
+    except Exception as err:  # a bug: still no traceback for the user
+        if os.environ.get("KAFKATOOL_DEBUG"):
+            raise
+        diag.error(f"internal error: {type(err).__name__}: {err} (set KAFKATOOL_DEBUG=1 for a traceback)")
+        raise typer.Exit(int(ExitCode.UNREADABLE)) from None
+    raise typer.Exit(code)

@@ -1,0 +1,223 @@
+"""``kafkatool dump-segment``: decode any Kafka data-directory file, as DumpLogSegments does, and more.
+
+Reads ``.log`` segments (magic 0/1/2, every codec), ``.index``, ``.timeindex``, ``.txnindex``,
+producer ``.snapshot`` files, the text checkpoints, ``leader-epoch-checkpoint``, ``partition.metadata``,
+``meta.properties`` and ``.kafka_cleanshutdown``. Damage never stops the run: it is reported with the
+file, byte position and field, and reading goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kafkatool.commands.common import run_guarded
+from kafkatool.engine import rows
+from kafkatool.engine.verify import LogChecker
+from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.model import Defect, LogEntry
+from kafkatool.reading import small_files
+from kafkatool.reading.inventory import expand
+from kafkatool.reading.log import open_log
+from kafkatool.render.output import Diagnostics, Output, make_output
+from kafkatool.schema.filenames import FileKind, classify, offset_from_name
+
+
+class Format(StrEnum):
+    """Output formats."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+    kafka = "kafka"
+
+
+class Decoder(StrEnum):
+    """How keys and values are shown with ``--print-data``."""
+
+    utf8 = "utf8"
+    hex = "hex"
+    base64 = "base64"
+    json = "json"
+    none = "none"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The parsed command line."""
+
+    deep: bool
+    print_data: bool
+    key_decoder: str
+    value_decoder: str
+    offsets: tuple[int | None, int | None]
+    max_bytes: int | None
+    verify: bool
+
+
+def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
+    """``START:END`` (inclusive, either side optional) or a single offset."""
+    if not text:
+        return None, None
+    try:
+        if ":" not in text:
+            one = int(text)
+            return one, one
+        lo, hi = text.split(":", 1)
+        start = int(lo) if lo.strip() else None
+        end = int(hi) if hi.strip() else None
+    except ValueError:
+        raise UsageError(f"--offsets expects START:END with integers, got {text!r}") from None
+    if start is not None and end is not None and end < start:
+        raise UsageError(f"--offsets: END {end} is below START {start}")
+    return start, end
+
+
+def _in_range(e: LogEntry, lo: int | None, hi: int | None) -> bool:
+    if lo is not None and e.last_offset < lo:
+        return False
+    return not (hi is not None and e.base_offset > hi)
+
+
+def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defect]:
+    """Stream one segment's entries (and defects) to ``out``."""
+    name = str(path)
+    base = offset_from_name(path.name)
+    checker = LogChecker(name, base) if verify else None
+    defects: list[Defect] = []
+    lo, hi = opts.offsets
+    key_dec = opts.key_decoder if opts.print_data else None
+    value_dec = opts.value_decoder if opts.print_data else None
+    out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
+    count = 0
+    last: LogEntry | None = None
+    with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name) as items:
+        for item in items:
+            if isinstance(item, Defect):
+                defects.append(item)
+                out.row(rows.defect_row(item))
+                continue
+            if checker is not None:
+                checker.feed(item)
+            last = item
+            if not _in_range(item, lo, hi):
+                continue
+            if item.records is not None and (lo is not None or hi is not None):
+                item.records = [r for r in item.records if (lo is None or r.offset >= lo)
+                                and (hi is None or r.offset <= hi)]
+            out.row(rows.entry_row(item, key_decoder=key_dec, value_decoder=value_dec))
+            count += 1
+    if checker is not None:
+        for d in checker.defects:
+            out.row(rows.defect_row(d))
+        defects.extend(checker.defects)
+    out.end_file({"entries": count, "next_offset": None if last is None else last.last_offset + 1,
+                  "defects": len([d for d in defects if d.severity != "info"])})
+    return defects
+
+
+def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics) -> list[Defect] | None:
+    """Dump one file by its kind; ``None`` when the name is not a Kafka file kind."""
+    kind = classify(path.name)
+    if kind in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
+        return dump_log(path, out, opts, opts.verify)
+    if kind is FileKind.UNKNOWN:
+        return None
+    result = small_files.read_any(path, kind, verify=opts.verify)
+    out.begin_file(str(path), result.kind, result.info)
+    for row in result.rows:
+        out.row(row)
+    for d in result.defects:
+        out.row(rows.defect_row(d))
+    out.end_file({"entries": len(result.rows), "defects": len([d for d in result.defects if d.severity != "info"])})
+    return result.defects
+
+
+def run(paths: list[str], fmt: Format, opts: Options) -> int:
+    """The command body: expand paths, dump each file, pick the exit code."""
+    diag = Diagnostics()
+    files = expand(paths)
+    out = make_output(fmt.value)
+    all_defects: list[Defect] = []
+    unknown: list[str] = []
+    dumped = 0
+    for path in files:
+        try:
+            found = dump_file(path, out, opts, diag)
+        except UnreadableInputError as err:
+            diag.error(str(err))
+            all_defects.append(Defect("unreadable", str(path), None, "file", err.reason))
+            continue
+        if found is None:
+            unknown.append(str(path))
+            diag.warning(f"{path}: not a Kafka file kind (by its name); skipped")
+            continue
+        dumped += 1
+        all_defects.extend(found)
+    serious = [d for d in all_defects if d.severity != "info"]
+    out.finish({"files": dumped, "skipped": len(unknown), "defects": len(serious)})
+    if dumped == 0:
+        raise UnreadableInputError(", ".join(paths), "nothing readable as a Kafka file")
+    for d in serious[:20]:
+        diag.warning(d.describe())
+    if len(serious) > 20:
+        diag.warning(f"... and {len(serious) - 20} more defects")
+    return int(ExitCode.DEFECTS if serious else ExitCode.CLEAN)
+
+
+def command(
+    paths: Annotated[list[str], typer.Argument(help="Files, partition directories or log dirs to decode.",
+                                              show_default=False)],
+    deep: Annotated[bool, typer.Option("--deep", help="Decode every record inside each batch.")] = False,
+    print_data: Annotated[bool, typer.Option("--print-data", help="Show record keys and values (implies --deep).")]
+    = False,
+    key_decoder: Annotated[Decoder, typer.Option("--key-decoder", help="How to show keys with --print-data.")]
+    = Decoder.utf8,
+    value_decoder: Annotated[Decoder, typer.Option("--value-decoder", help="How to show values with --print-data.")]
+    = Decoder.utf8,
+    offsets: Annotated[str | None, typer.Option("--offsets", metavar="START:END",
+                                                help="Only batches holding offsets in this inclusive range.")]
+    = None,
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, metavar="N",
+                                                  help="Read only the first N bytes of each .log file.")] = None,
+    verify: Annotated[bool, typer.Option("--verify", help="Check CRCs, offset order, record counts, indexes "
+                                                          "against the log, snapshot CRCs.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="table (terminal), json, jsonl, or kafka "
+                                                               "(kafka-dump-log.sh's exact text).")]
+    = Format.table,
+    verify_index_only: Annotated[bool, typer.Option(
+        "--verify-index-only", help="With --format kafka: check index entries against the log, print only "
+                                    "problems (DumpLogSegments' option).")] = False,
+    index_sanity_check: Annotated[bool, typer.Option(
+        "--index-sanity-check", help="With --format kafka: run the broker's start-up index sanity check "
+                                     "(DumpLogSegments' option).")] = False,
+    max_message_size: Annotated[int, typer.Option(
+        "--max-message-size", min=1, help="With --format kafka: slice size when checking an index entry.")]
+    = 5 * 1024 * 1024,
+    skip_record_metadata: Annotated[bool, typer.Option(
+        "--skip-record-metadata", help="With --format kafka: print only keys and payloads of records.")] = False,
+) -> None:
+    """Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage."""
+
+    def body() -> int:
+        if fmt is Format.kafka:
+            from kafkatool.commands.dump_kafka import run_kafka_format
+
+            return run_kafka_format(
+                paths, deep=deep or print_data, print_data=print_data, verify_index_only=verify_index_only,
+                index_sanity_check=index_sanity_check, max_message_size=max_message_size, max_bytes=max_bytes,
+                skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr)
+        if verify_index_only or index_sanity_check or skip_record_metadata:
+            raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "
+                             "--format kafka (use --verify for kafkatool's own checks)")
+        opts = Options(deep=deep or print_data, print_data=print_data, key_decoder=key_decoder.value,
+                       value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,
+                       verify=verify)
+        return run(paths, fmt, opts)
+
+    run_guarded(body)

@@ -1,0 +1,205 @@
+"""Model objects to plain rows: the stable, documented JSON shape of every decoded thing.
+
+Keys are snake_case; a value Kafka stores as a sentinel (-1 producer id, epoch, sequence, timestamp,
+``OptionalLong.empty``) becomes ``None`` here, so machine readers never have to know the sentinels.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kafkatool.model import (
+    AbortedTxn,
+    Defect,
+    LeaderEpochEntry,
+    LegacyBatch,
+    LogEntry,
+    OffsetIndexEntry,
+    ProducerSnapshotEntry,
+    Record,
+    RecordBatch,
+    TimeIndexEntry,
+)
+
+Row = dict[str, Any]
+DECODERS = ("utf8", "hex", "base64", "json", "none")
+
+
+def _opt(value: int) -> int | None:
+    """Kafka's -1 sentinel to ``None``."""
+    return None if value == -1 else value
+
+
+def decode_bytes(data: bytes | None, decoder: str) -> Any:
+    """Render a key or value with ``decoder``: utf8 (invalid bytes replaced, as Kafka's StringDecoder),
+    hex, base64, json (parsed; an undecodable value stays a string), or none (omitted)."""
+    if data is None or decoder == "none":
+        return None
+    if decoder == "hex":
+        return data.hex()
+    if decoder == "base64":
+        return base64.b64encode(data).decode("ascii")
+    text = data.decode("utf-8", errors="replace")
+    if decoder == "json":
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
+def defect_row(d: Defect) -> Row:
+    """A defect as a row."""
+    return {"type": "defect", "severity": d.severity, "code": d.code, "position": d.position, "field": d.field,
+            "reason": d.reason}
+
+
+def record_row(r: Record, *, key_decoder: str | None, value_decoder: str | None) -> Row:
+    """One record; ``key``/``value`` only when a decoder is given (``--print-data``)."""
+    row: Row = {
+        "offset": r.offset,
+        "position": r.position,
+        "timestamp": _opt(r.timestamp),
+        "key_size": r.key_size,
+        "value_size": r.value_size,
+    }
+    if r.magic == 2:
+        row["sequence"] = _opt(r.sequence)
+        row["header_keys"] = [h.key.decode("utf-8", errors="replace") for h in r.headers]
+    else:
+        row["magic"] = r.magic
+        row["crc"] = r.crc
+        row["crc_valid"] = r.crc_valid
+    if r.control is not None:
+        c = r.control
+        row["control"] = {"type": c.type, "type_name": c.type_name, "version": c.version,
+                          "value_version": c.value_version, "coordinator_epoch": c.coordinator_epoch}
+    elif key_decoder is not None or value_decoder is not None:
+        row["key"] = decode_bytes(r.key, key_decoder or "none")
+        row["value"] = decode_bytes(r.value, value_decoder or "none")
+        if r.magic == 2:
+            row["headers"] = [{"key": h.key.decode("utf-8", errors="replace"),
+                               "value": decode_bytes(h.value, value_decoder or "none")} for h in r.headers]
+    return row
+
+
+def entry_row(e: LogEntry, *, key_decoder: str | None = None, value_decoder: str | None = None) -> Row:
+    """A batch (magic 2) or a shallow legacy message, with its records when they were decoded."""
+    records = None
+    if e.records is not None:
+        records = [record_row(r, key_decoder=key_decoder, value_decoder=value_decoder) for r in e.records]
+    if isinstance(e, RecordBatch):
+        row: Row = {
+            "type": "batch",
+            "position": e.position,
+            "base_offset": e.base_offset,
+            "last_offset": e.last_offset,
+            "count": e.records_count,
+            "size": e.size_in_bytes,
+            "magic": e.magic,
+            "compression": _codec(e),
+            "timestamp_type": e.timestamp_type.label,
+            "base_timestamp": e.base_timestamp,
+            "max_timestamp": _opt(e.max_timestamp),
+            "partition_leader_epoch": _opt(e.partition_leader_epoch),
+            "producer_id": _opt(e.producer_id),
+            "producer_epoch": _opt(e.producer_epoch),
+            "base_sequence": _opt(e.base_sequence),
+            "last_sequence": _opt(e.last_sequence),
+            "is_transactional": e.is_transactional,
+            "is_control": e.is_control,
+            "delete_horizon_ms": e.delete_horizon_ms,
+            "attributes": e.attributes,
+            "crc": e.crc,
+            "crc_valid": e.crc_valid,
+        }
+    else:
+        row = _legacy_row(e)
+    if records is not None:
+        row["records"] = records
+    return row
+
+
+def _codec(e: LogEntry) -> str:
+    try:
+        return e.compression.label
+    except ValueError:
+        return f"unknown({e.attributes & 0x07})"
+
+
+def _legacy_row(e: LegacyBatch) -> Row:
+    return {
+        "type": "batch",
+        "position": e.position,
+        "base_offset": e.base_offset,
+        "last_offset": e.last_offset,
+        "count": None if e.records is None else len(e.records),
+        "size": e.size_in_bytes,
+        "magic": e.magic,
+        "compression": _codec(e),
+        "timestamp_type": e.timestamp_type.label,
+        "base_timestamp": None,
+        "max_timestamp": _opt(e.max_timestamp),
+        "partition_leader_epoch": None,
+        "producer_id": None,
+        "producer_epoch": None,
+        "base_sequence": None,
+        "last_sequence": None,
+        "is_transactional": False,
+        "is_control": False,
+        "delete_horizon_ms": None,
+        "attributes": e.attributes,
+        "crc": e.crc,
+        "crc_valid": e.crc_valid,
+    }
+
+
+def index_row(e: OffsetIndexEntry) -> Row:
+    """An offset index entry."""
+    return {"type": "index_entry", "offset": e.offset, "position": e.position}
+
+
+def time_index_row(e: TimeIndexEntry) -> Row:
+    """A time index entry."""
+    return {"type": "time_index_entry", "timestamp": e.timestamp, "offset": e.offset}
+
+
+def aborted_txn_row(e: AbortedTxn) -> Row:
+    """A transaction index entry."""
+    return {"type": "aborted_txn", "version": e.version, "producer_id": e.producer_id,
+            "first_offset": e.first_offset, "last_offset": e.last_offset,
+            "last_stable_offset": e.last_stable_offset}
+
+
+def producer_row(e: ProducerSnapshotEntry) -> Row:
+    """A producer-state snapshot entry, with the derived first sequence and first offset."""
+    has_batch = e.last_sequence != -1 or e.last_offset != -1
+    return {"type": "producer", "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
+            "coordinator_epoch": _opt(e.coordinator_epoch),
+            "first_sequence": e.first_sequence if has_batch else None,
+            "last_sequence": _opt(e.last_sequence),
+            "first_offset": e.first_offset if has_batch else None,
+            "last_offset": _opt(e.last_offset), "offset_delta": e.offset_delta,
+            "timestamp": _opt(e.timestamp),
+            "current_txn_first_offset": _opt(e.current_txn_first_offset)}
+
+
+def checkpoint_row(topic: str, partition: int, offset: int) -> Row:
+    """An offset checkpoint line."""
+    return {"type": "checkpoint_entry", "topic": topic, "partition": partition, "offset": offset}
+
+
+def epoch_row(e: LeaderEpochEntry) -> Row:
+    """A leader-epoch-checkpoint line."""
+    return {"type": "epoch_entry", "epoch": e.epoch, "start_offset": e.start_offset}
+
+
+def property_row(key: str, value: Any) -> Row:
+    """A key/value fact (partition.metadata, meta.properties, the clean-shutdown marker)."""
+    return {"type": "property", "key": key, "value": value}
+
+
+RowMaker = Callable[[Any], Row]

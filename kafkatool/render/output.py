@@ -1,0 +1,284 @@
+"""Renderers: rows in, table / json / jsonl out. The only layer that imports rich.
+
+Commands hand over plain rows (dicts with snake_case keys, ``None`` for absent values) grouped by input
+file; a renderer decides how they look. ``jsonl`` streams one object per line as rows arrive, ``json``
+writes one document at the end, ``table`` prints rich tables (in chunks, so a million-batch segment
+never sits in memory as one table). Diagnostics always go to stderr, data to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+Row = dict[str, Any]
+
+FORMATS = ("table", "json", "jsonl")
+TABLE_CHUNK = 500
+
+
+class Output(Protocol):
+    """What a command talks to while it produces rows."""
+
+    def begin_file(self, path: str, kind: str, info: Row) -> None: ...
+    def row(self, row: Row) -> None: ...
+    def end_file(self, summary: Row) -> None: ...
+    def finish(self, summary: Row) -> None: ...
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, bytes):
+        return obj.hex()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def dumps(obj: Any) -> str:
+    """Compact, stable JSON (key order as built)."""
+    return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+class JsonlOutput:
+    """One JSON object per line: a ``file`` line, then its rows, then a ``file_end`` line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.path = ""
+
+    def begin_file(self, path: str, kind: str, info: Row) -> None:
+        self.path = path
+        self.out.write(dumps({"type": "file", "path": path, "kind": kind, **info}) + "\n")
+
+    def row(self, row: Row) -> None:
+        self.out.write(dumps({**row, "file": self.path}) + "\n")
+
+    def end_file(self, summary: Row) -> None:
+        self.out.write(dumps({"type": "file_end", "path": self.path, **summary}) + "\n")
+
+    def finish(self, summary: Row) -> None:
+        self.out.write(dumps({"type": "summary", **summary}) + "\n")
+        self.out.flush()
+
+
+class JsonOutput:
+    """A single document: ``{"files": [{path, kind, ..., rows by type}], "summary": {...}}``."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.files: list[Row] = []
+        self.current: Row | None = None
+
+    def begin_file(self, path: str, kind: str, info: Row) -> None:
+        self.current = {"path": path, "kind": kind, **info, "items": [], "defects": []}
+        self.files.append(self.current)
+
+    def row(self, row: Row) -> None:
+        assert self.current is not None
+        if row.get("type") == "defect":
+            self.current["defects"].append({k: v for k, v in row.items() if k != "type"})
+        else:
+            self.current["items"].append(row)
+
+    def end_file(self, summary: Row) -> None:
+        assert self.current is not None
+        self.current["summary"] = summary
+
+    def finish(self, summary: Row) -> None:
+        json.dump({"files": self.files, "summary": summary}, self.out, default=_json_default,
+                  ensure_ascii=False, indent=2)
+        self.out.write("\n")
+        self.out.flush()
+
+
+# Column layouts per row type for the table renderer: (key, header, justify).
+COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "batch": [("position", "pos"), ("base_offset", "base"), ("last_offset", "last"), ("count", "count"),
+              ("size", "size"), ("magic", "magic"), ("compression", "codec"), ("partition_leader_epoch", "epoch"),
+              ("producer_id", "pid"), ("producer_epoch", "pepoch"), ("base_sequence", "seq"),
+              ("flags", "flags"), ("timestamp_type", "ts type"), ("max_timestamp", "max ts"), ("crc", "crc")],
+    "record": [("offset", "offset"), ("timestamp", "timestamp"), ("key_size", "key size"),
+               ("value_size", "value size"), ("sequence", "seq"), ("header_keys", "headers"),
+               ("control", "control"), ("key", "key"), ("value", "value")],
+    "index_entry": [("offset", "offset"), ("position", "position")],
+    "time_index_entry": [("timestamp", "timestamp"), ("offset", "offset")],
+    "aborted_txn": [("version", "version"), ("producer_id", "pid"), ("first_offset", "first"),
+                    ("last_offset", "last"), ("last_stable_offset", "lso")],
+    "producer": [("producer_id", "pid"), ("producer_epoch", "epoch"), ("coordinator_epoch", "coord epoch"),
+                 ("first_sequence", "first seq"), ("last_sequence", "last seq"), ("first_offset", "first offset"),
+                 ("last_offset", "last offset"), ("timestamp", "timestamp"),
+                 ("current_txn_first_offset", "txn first offset")],
+    "checkpoint_entry": [("topic", "topic"), ("partition", "partition"), ("offset", "offset")],
+    "epoch_entry": [("epoch", "epoch"), ("start_offset", "start offset")],
+    "property": [("key", "key"), ("value", "value")],
+    "defect": [("severity", "severity"), ("code", "code"), ("position", "byte"), ("field", "field"),
+               ("reason", "what")],
+}
+
+
+def _cell(row: Row, key: str) -> Text:
+    value = row.get(key)
+    if key == "flags":
+        return Text(_flags(row))
+    if key == "crc":
+        text = "" if value is None else f"{value:08x}"
+        return Text(text, style="red bold" if row.get("crc_valid") is False else "")
+    if key == "header_keys":
+        return Text(",".join(value) if value else "")
+    if key == "control" and isinstance(value, dict):
+        parts = [str(value.get("type_name") or f"type {value.get('type')}")]
+        if value.get("coordinator_epoch") is not None:
+            parts.append(f"coord epoch {value['coordinator_epoch']}")
+        return Text(" ".join(parts), style="magenta")
+    if value is None:
+        return Text("–", style="dim")
+    if isinstance(value, (dict, list)):
+        return Text(dumps(value))
+    return Text(str(value))
+
+
+def _flags(row: Row) -> str:
+    flags = []
+    if row.get("is_transactional"):
+        flags.append("txn")
+    if row.get("is_control"):
+        flags.append("ctrl")
+    if row.get("delete_horizon_ms") is not None:
+        flags.append("horizon")
+    return " ".join(flags)
+
+
+SEVERITY_STYLE = {"error": "red bold", "warning": "yellow", "info": "cyan"}
+
+
+class TableOutput:
+    """Rich tables, one block per input file, defects listed after the file's rows."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, color: bool | None = None) -> None:
+        force = None if color is None else color
+        self.console = Console(file=out, force_terminal=force, no_color=color is False, highlight=False,
+                               soft_wrap=False, width=None if out.isatty() else 200)
+        self.pending: list[Row] = []
+        self.pending_type = ""
+        self.defects: list[Row] = []
+        self.shown_header: set[str] = set()
+
+    def begin_file(self, path: str, kind: str, info: Row) -> None:
+        details = "  ".join(f"{k}: {v}" for k, v in info.items() if v is not None)
+        self.console.print(Text.assemble((path, "bold"), "  ", (kind, "cyan"), "  ", (details, "dim")))
+        self.shown_header = set()
+
+    def row(self, row: Row) -> None:
+        rtype = row.get("type", "")
+        if rtype == "defect":
+            self.defects.append(row)
+            return
+        if rtype != self.pending_type or len(self.pending) >= TABLE_CHUNK:
+            self._flush()
+            self.pending_type = rtype
+        self.pending.append(row)
+        for rec in row.get("records") or ():
+            if len(self.pending) >= TABLE_CHUNK:
+                self._flush()
+                self.pending_type = rtype
+            self.pending.append({**rec, "type": "record"})
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        groups: list[tuple[str, list[Row]]] = []
+        for r in self.pending:
+            t = r.get("type", "")
+            if groups and groups[-1][0] == t:
+                groups[-1][1].append(r)
+            else:
+                groups.append((t, [r]))
+        for rtype, rows in groups:
+            self.console.print(self._table(rtype, rows))
+        self.pending = []
+
+    def _table(self, rtype: str, rows: list[Row]) -> Table:
+        cols = COLUMNS.get(rtype) or [(k, k) for k in rows[0] if k != "type"]
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold dim",
+                      title=None, show_edge=False)
+        for key, header in cols:
+            justify = "left" if key in ("key", "value", "reason", "topic", "flags", "control") else "right"
+            table.add_column(header, justify=justify, no_wrap=key not in ("reason", "value"),
+                             style="dim" if rtype == "record" and key == "offset" else None)
+        for r in rows:
+            table.add_row(*(_cell(r, key) for key, _ in cols))
+        return table
+
+    def end_file(self, summary: Row) -> None:
+        self._flush()
+        self.pending_type = ""
+        if self.defects:
+            table = Table(box=None, show_edge=False, header_style="bold")
+            for key, header in COLUMNS["defect"]:
+                table.add_column(header, no_wrap=key != "reason", justify="right" if key == "position" else "left")
+            for d in self.defects:
+                style = SEVERITY_STYLE.get(d.get("severity", ""), "")
+                table.add_row(*(Text(str(d.get(k)) if d.get(k) is not None else "–",
+                                     style=style if k == "severity" else "") for k, _ in COLUMNS["defect"]))
+            self.console.print(table)
+        self.defects = []
+        parts = [f"{k.replace('_', ' ')}: {v}" for k, v in summary.items() if v is not None]
+        self.console.print(Text("  ".join(parts), style="dim"))
+        self.console.print()
+
+    def finish(self, summary: Row) -> None:
+        pass
+
+
+def make_output(fmt: str, out: TextIO | None = None, err: TextIO | None = None) -> Output:
+    """The renderer for ``--format`` (``table``, ``json`` or ``jsonl``)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if fmt == "json":
+        return JsonOutput(out)
+    if fmt == "jsonl":
+        return JsonlOutput(out)
+    return TableOutput(out, err)
+
+
+class Diagnostics:
+    """Human messages on stderr: errors, warnings and the closing verdict."""
+
+    def __init__(self, err: TextIO | None = None) -> None:
+        self.console = Console(file=err or sys.stderr, highlight=False, soft_wrap=True)
+
+    def error(self, message: str) -> None:
+        """``kafkatool: error: ...`` in red."""
+        self.console.print(Text.assemble(("kafkatool: error: ", "red bold"), message))
+
+    def warning(self, message: str) -> None:
+        """``kafkatool: warning: ...`` in yellow."""
+        self.console.print(Text.assemble(("kafkatool: warning: ", "yellow"), message))
+
+    def note(self, message: str) -> None:
+        """A plain dim line."""
+        self.console.print(Text(message, style="dim"))
+
+
+def progress(items: Iterable[Any], total: int, description: str, *, enabled: bool,
+             err: TextIO | None = None) -> Iterable[Any]:
+    """Wrap ``items`` in a rich progress bar on stderr when ``enabled`` (a terminal and a long job)."""
+    if not enabled:
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(file=err or sys.stderr)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        for item in items:
+            yield item
+            bar.advance(task)
+
+
+Formatter = Callable[[Row], str]
