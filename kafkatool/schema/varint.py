@@ -62,6 +62,35 @@ def read_varint(buf: bytes | memoryview, pos: int, max_bytes: int = VARINT_MAX_B
                       start)
 
 
+def read_unsigned_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """Decode one unsigned varint (``ByteUtils.readUnsignedVarint``, flexible protocol versions)."""
+    raw = 0
+    shift = 0
+    start = pos
+    for _ in range(VARINT_MAX_BYTES):
+        if pos >= len(buf):
+            raise DecodeError("varint", "buffer ends inside a varint", start)
+        b = buf[pos]
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            # Java returns an int: values above Int32 max come back negative.
+            return raw - (1 << 32) if raw & 0x80000000 else raw, pos
+        shift += 7
+    raise DecodeError("varint", f"unsigned varint longer than {VARINT_MAX_BYTES} bytes", start)
+
+
+def encode_unsigned_varint(value: int) -> bytes:
+    """Unsigned varint bytes of an int32 (negative values as their unsigned 32-bit pattern)."""
+    value &= 0xFFFFFFFF
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 class KafkaVarInt(Construct):
     """Construct type for a bounded zigzag varint (5 bytes) or varlong (10 bytes)."""
 
