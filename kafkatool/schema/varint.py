@@ -111,7 +111,8 @@ class KafkaVarInt(Construct):
         raise DecodeError("varint", f"longer than {self.max_bytes} bytes")
 
     def _build(self, obj: int, stream: Any, context: Any, path: str) -> int:
-        stream_write(stream, encode_varint(obj, self.max_bytes), -1, path)
+        data = encode_varint(obj, self.max_bytes)
+        stream_write(stream, data, len(data), path)
         return obj
 
     def _sizeof(self, context: Any, path: str) -> int:
