@@ -1,0 +1,40 @@
+"""Atomic file creation: the only way kafkatool writes anything.
+
+A file is written to a temporary name in its destination directory, flushed and fsynced, then renamed
+over the target, so a reader never sees half a file. Writing inside an input directory is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from kafkatool.errors import UsageError
+
+
+def ensure_outside(target: Path, inputs: Iterable[Path]) -> None:
+    """Refuse an output path inside any input directory: evidence is never modified."""
+    resolved = target.resolve()
+    for src in inputs:
+        base = src.resolve()
+        root = base if base.is_dir() else base.parent
+        if resolved == root or root in resolved.parents:
+            raise UsageError(f"refusing to write {target}: it is inside the input {src}")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Create or replace ``path`` with ``data`` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,176 @@
+"""dump-segment end to end, as a user runs it: help, man page, formats, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from tests.conftest import REPO, shared_dir
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_help_lists_every_option_and_the_man_page_documents_them() -> None:
+    import click
+    import typer.main
+
+    command = typer.main.get_command(app)
+    sub = command.commands["dump-segment"]  # type: ignore[attr-defined]
+    man = (REPO / "man" / "kafkatool-dump-segment.1").read_text()
+    man_plain = man.replace("\\-", "-")
+    code, out, _ = run("dump-segment", "--help")
+    assert code == 0
+    for param in sub.params:
+        if isinstance(param, click.Option):
+            for opt in param.opts:
+                assert opt in man_plain, f"{opt} missing from man/kafkatool-dump-segment.1"
+                assert opt in out, f"{opt} missing from --help"
+    documented = set(re.findall(r"^\.(?:TP\n)?\.B[IR]? (\\-\\-[a-z-]+)", man, flags=re.M))
+    for opt in documented:
+        assert opt.replace("\\-", "-") in out
+
+
+def test_man_pages_render() -> None:
+    if not shutil.which("man"):
+        pytest.skip("man not installed")
+    for page in ("kafkatool.1", "kafkatool-dump-segment.1"):
+        proc = subprocess.run(["man", "-l", str(REPO / "man" / page)], capture_output=True, text=True,
+                              env={"MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "100"}, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert "SYNOPSIS" in proc.stdout
+
+
+def test_missing_path_exits_3() -> None:
+    code, out, err = run("dump-segment", "/nonexistent/00000000000000000000.log")
+    assert code == 3
+    assert out == ""
+    assert "no such file" in err and len(err.strip().splitlines()) == 1
+
+
+def test_directory_without_kafka_files_exits_3(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    code, _, err = run("dump-segment", str(tmp_path))
+    assert code == 3
+    assert "no Kafka" in err
+
+
+def test_non_kafka_file_exits_3(tmp_path: Path) -> None:
+    path = tmp_path / "passwd"
+    path.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    code, _, err = run("dump-segment", str(path))
+    assert code == 3
+    assert "not a Kafka file" in err
+
+
+def test_file_of_zeros_is_a_defect(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"\0" * 4096)
+    code, out, err = run("dump-segment", "-f", "json", str(path))
+    assert code == 1
+    doc = json.loads(out)
+    [defect] = doc["files"][0]["defects"]
+    assert defect["code"] == "trailing-zeros" and defect["position"] == 0
+    assert "4096 zero bytes" in err
+
+
+def test_truncated_file_reports_torn_tail(corpus_root: Path, tmp_path: Path) -> None:
+    src = corpus_root / "plain-none-clean" / "input" / "orders-0" / "00000000000000000000.log"
+    data = src.read_bytes()
+    path = tmp_path / src.name
+    path.write_bytes(data[:len(data) - 100])
+    code, out, _ = run("dump-segment", "-f", "jsonl", str(path))
+    assert code == 1
+    lines = [json.loads(x) for x in out.splitlines()]
+    defects = [x for x in lines if x["type"] == "defect"]
+    assert [d["code"] for d in defects] == ["torn-tail"]
+    batches = [x for x in lines if x["type"] == "batch"]
+    assert defects[0]["position"] == batches[-1]["position"] + batches[-1]["size"]
+
+
+def test_corruption_in_the_middle_resyncs(corpus_root: Path, tmp_path: Path) -> None:
+    src = corpus_root / "plain-none-clean" / "input" / "orders-0" / "00000000000000000000.log"
+    data = bytearray(src.read_bytes())
+    clean = [json.loads(x) for x in run("dump-segment", "-f", "jsonl", str(src))[1].splitlines()]
+    batches = [x for x in clean if x["type"] == "batch"]
+    victim = batches[10]
+    data[victim["position"] + 8:victim["position"] + 12] = b"\0\0\0\0"  # length field zeroed
+    path = tmp_path / src.name
+    path.write_bytes(bytes(data))
+    code, out, _ = run("dump-segment", "-f", "jsonl", str(path))
+    assert code == 1
+    lines = [json.loads(x) for x in out.splitlines()]
+    got = [x["base_offset"] for x in lines if x["type"] == "batch"]
+    want = [b["base_offset"] for b in batches]
+    assert got == want[:10] + want[11:], "every batch after the damaged one is still read"
+    codes = [x["code"] for x in lines if x["type"] == "defect"]
+    assert codes == ["corrupt-entry", "unreadable-bytes"]
+
+
+def test_crc_flip_is_reported_and_reading_goes_on(corpus_root: Path, tmp_path: Path) -> None:
+    src = corpus_root / "plain-none-clean" / "input" / "orders-0" / "00000000000000000000.log"
+    data = bytearray(src.read_bytes())
+    data[200] ^= 0xFF
+    path = tmp_path / src.name
+    path.write_bytes(bytes(data))
+    code, out, _ = run("dump-segment", "-f", "json", "--verify", str(path))
+    assert code == 1
+    doc = json.loads(out)
+    entry = doc["files"][0]
+    assert [d["code"] for d in entry["defects"]] == ["crc-mismatch"]
+    assert len(entry["items"]) == 48
+
+
+def test_json_uses_null_for_sentinels(corpus_root: Path) -> None:
+    src = corpus_root / "plain-none-clean" / "input" / "orders-0" / "00000000000000000000.log"
+    code, out, _ = run("dump-segment", "-f", "json", "--deep", str(src))
+    assert code == 0
+    batch = json.loads(out)["files"][0]["items"][0]
+    assert batch["producer_id"] is None and batch["base_sequence"] is None
+    assert batch["records"][0]["sequence"] is None
+    assert all(k == k.lower() for k in batch)
+
+
+def test_print_data_and_offsets(corpus_root: Path) -> None:
+    src = corpus_root / "idem-clean" / "input" / "payments-0" / "00000000000000000128.log"
+    code, out, _ = run("dump-segment", "-f", "jsonl", "--print-data", "--offsets", "129:130", str(src))
+    assert code == 0
+    batches = [json.loads(x) for x in out.splitlines() if '"type":"batch"' in x]
+    records = [r for b in batches for r in b["records"]]
+    assert [r["offset"] for r in records] == [129, 130]
+    # The value DumpLogSegments printed for offset 129 (deep dump of the same file).
+    dump = (corpus_root / "idem-clean" / "dump" / "payments-0" / "00000000000000000128.log.deep.txt").read_text()
+    line = next(x for x in dump.splitlines() if x.startswith("| offset: 129 "))
+    assert line.endswith("payload: " + records[0]["value"])
+    assert records[0]["key"] == "key-32"
+
+
+def test_partition_dir_and_table_format(corpus_root: Path) -> None:
+    code, out, _ = run("dump-segment", str(corpus_root / "idem-clean" / "input" / "payments-0"))
+    assert code == 0
+    assert "00000000000000000128.snapshot" in out and "leader-epoch-checkpoint" in out
+
+
+def test_module_entry_point_never_prints_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000000.index"
+    path.write_bytes(b"\x01\x02\x03")
+    proc = subprocess.run([sys.executable, "-m", "kafkatool", "dump-segment", str(path)], capture_output=True,
+                          text=True, check=False)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode in (1, 3)
+
+
+def test_shared_is_there_for_cli_tests() -> None:
+    shared_dir("corpus")
