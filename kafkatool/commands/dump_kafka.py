@@ -1,0 +1,130 @@
+"""``dump-segment --format kafka``: DumpLogSegments' exact text, for scripts written against ``kafka-dump-log.sh``.
+
+Glue only: files are read through :mod:`kafkatool.reading`, decoded by the schema layer and turned into
+Kafka's text by :mod:`kafkatool.engine.dls`, which models ``DumpLogSegments.execute``. Like Kafka, the run
+stops at the first exception (its message on stderr, exit 1) and prints the cross-file summaries on stderr
+only when every file was dumped.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from kafkatool.engine import dls
+from kafkatool.errors import DecodeError, UnreadableInputError
+from kafkatool.model import AbortedTxn, ProducerSnapshotEntry
+from kafkatool.reading import siblings
+
+
+def _java_io_message(err: UnreadableInputError) -> str:
+    """The ``getMessage()`` of the ``IOException`` Java raises for the same OS failure."""
+    if err.reason == "is a directory":
+        return "Is a directory"
+    return err.path
+
+
+def _offset_slots(data: bytes, base_offset: int) -> dls.IndexSlots:
+    """Every slot of an ``.index`` as ``OffsetIndex`` maps it."""
+    from kafkatool.schema import offset_index
+
+    slots = [(e.offset, e.position) for e in offset_index.parse_offset_index_slots(data, base_offset)]
+    return dls.IndexSlots(base_offset, len(data), slots)
+
+
+def _time_slots(data: bytes, base_offset: int) -> dls.IndexSlots:
+    """Every slot of a ``.timeindex`` as ``TimeIndex`` maps it."""
+    from kafkatool.schema import time_index
+
+    slots = [(e.timestamp, e.offset) for e in time_index.parse_time_index_slots(data, base_offset)]
+    return dls.IndexSlots(base_offset, len(data), slots)
+
+
+def _aborted_txns(data: bytes, base_offset: int) -> list[AbortedTxn]:
+    """Whole entries of a ``.txnindex``, in file order."""
+    from kafkatool.schema import txn_index
+
+    return list(txn_index.parse_txn_index(data))
+
+
+def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | None]:
+    """Producers of a ``.snapshot`` or the ``CorruptSnapshotException`` message Kafka would print."""
+    from kafkatool.schema import producer_snapshot
+
+    return producer_snapshot.kafka_read_snapshot(data)
+
+
+def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,
+              index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
+              skip_record_metadata: bool) -> dls.FileDump:
+    """Read what DumpLogSegments reads for ``path`` and emulate its dump of it."""
+    key = siblings.absolute_path(path)
+    kind = dls.file_kind(path)
+    if kind == "unknown":
+        return dls.FileDump(err=[dls.unknown_file_line(path)])
+    if kind == "log":
+        with siblings.mapped_if_exists(path) as buf:
+            return dls.dump_log(session, path, buf, deep=deep, print_data=print_data,
+                                skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key)
+    if kind == "snapshot":
+        data = siblings.read_if_exists(path)
+        if data is None:
+            return dls.dump_snapshot(path, None)
+        entries, corrupt = _snapshot(data)
+        return dls.dump_snapshot(path, entries, corrupt)
+    if kind == "txnindex":
+        data = siblings.read_if_exists(path)
+        base = dls.base_offset_of(path)
+        return dls.dump_txn_index(path, None if data is None else _aborted_txns(data, base))
+    base = dls.base_offset_of(path)
+    log_path = dls.sibling_path(path, dls.LOG_SUFFIX)
+    with siblings.mapped_if_exists(log_path) as log_buf:
+        if kind == "index":
+            data = siblings.read_if_exists(path) if log_buf is not None else None
+            index = None if data is None else _offset_slots(data, base)
+            return dls.dump_index(session, path, index, log_buf, verify_only=verify_index_only,
+                                  sanity_only=index_sanity_check, max_message_size=max_message_size, key=key)
+        index_data = siblings.read_if_exists(dls.sibling_path(path, dls.INDEX_SUFFIX)) if log_buf is not None \
+            else None
+        time_data = siblings.read_if_exists(path) if index_data is not None else None
+        return dls.dump_time_index(
+            session, path, None if time_data is None else _time_slots(time_data, base),
+            None if index_data is None else _offset_slots(index_data, base), log_buf,
+            verify_only=verify_index_only, sanity_only=index_sanity_check, key=key)
+
+
+def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_index_only: bool,
+                     index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
+                     skip_record_metadata: bool, out: TextIO, err: TextIO) -> int:
+    """Dump ``paths`` as ``kafka-dump-log.sh --files`` would; returns its exit code (0, or 1 on an exception).
+
+    stdout text goes to ``out``, stderr lines (unknown files, corrupt snapshots, the crash message, the
+    summaries) to ``err``. Paths are printed as given.
+    """
+    session = dls.DlsSession()
+    for given in paths:
+        path = dls.java_file(given)
+        out.write(f"Dumping {path}\n")
+        try:
+            result = _dump_one(session, path, deep=deep, print_data=print_data,
+                               verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
+                               max_message_size=max_message_size, max_bytes=max_bytes,
+                               skip_record_metadata=skip_record_metadata)
+        except dls.DlsError as error:
+            result = dls.FileDump(crash=error.line)
+        except UnreadableInputError as error:
+            result = dls.FileDump(crash=_java_io_message(error))
+        except DecodeError as error:
+            result = dls.FileDump(crash=error.reason)
+        out.write(result.text())
+        for line in result.err:
+            err.write(line + "\n")
+        if result.crash is not None:
+            out.flush()
+            err.write(result.crash + "\n")
+            return 1
+    for line in session.summary_lines():
+        err.write(line + "\n")
+    return 0
+
+
+__all__ = ["run_kafka_format"]

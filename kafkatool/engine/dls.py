@@ -1,0 +1,1273 @@
+"""A faithful emulation of Kafka's ``DumpLogSegments`` (``kafka-dump-log.sh``) text output.
+
+Pure: every function works on buffers the caller has already read (the reading layer opens files).
+What is modeled, class by class:
+
+- ``DumpLogSegments.execute`` -> :class:`DlsSession` (the cross-file summaries printed on stderr after
+  every file: offset-index mismatches, time-index problems, non-consecutive offsets) and the per-file
+  functions :func:`dump_log`, :func:`dump_index`, :func:`dump_time_index`, :func:`dump_txn_index`,
+  :func:`dump_snapshot`, each returning a :class:`FileDump` (stdout lines, immediate stderr lines and
+  the message of the exception that ended the run, if any).
+- ``FileRecords`` / ``FileLogInputStream`` / ``FileChannelRecordBatch`` -> :class:`FileRecordsView` and
+  :class:`FileBatch`: the exact framing rules (stop when 17 bytes or fewer remain, throw on a size below
+  14, stop quietly on a partial entry), slices and their error messages. Entry contents are decoded by
+  the schema layer.
+- ``OffsetIndex`` / ``TimeIndex`` (``AbstractIndex``) -> entry counts, ``lookup`` (including its
+  warm-section binary search over zero-filled slots) and ``sanityCheck`` messages.
+- ``StringDecoder`` -> :func:`java_utf8`, which replaces malformed UTF-8 exactly as Java's decoder does.
+- The generated JSON converters of the KRaft control records (LeaderChange, SnapshotHeader/Footer,
+  KRaftVersion, KRaftVoters) -> :func:`kraft_control_json`.
+
+Paths are printed as the caller names them; Kafka prints absolute paths in some places (summary headers,
+exception messages) and the caller is expected to name files relative to where the user ran the tool.
+"""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kafkatool.errors import DecodeError
+from kafkatool.model import (
+    NO_SEQUENCE,
+    AbortedTxn,
+    LegacyBatch,
+    ProducerSnapshotEntry,
+    Record,
+    RecordBatch,
+    increment_sequence,
+)
+from kafkatool.schema import record_batch as rb
+from kafkatool.schema.varint import read_unsigned_varint
+
+INT_MAX = 0x7FFFFFFF
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+RECORD_OVERHEAD_V0 = 14
+HEADER_SIZE_UP_TO_MAGIC = 17
+LOG_OVERHEAD = 12
+RECORD_BATCH_OVERHEAD = 61
+OFFSET_INDEX_ENTRY = 8
+TIME_INDEX_ENTRY = 12
+ABORTED_TXN_SIZE = 34
+RECORD_INDENT = "|"
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
+BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+
+COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+                      5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+
+
+class Buffer(Protocol):
+    """Anything indexable like ``bytes`` with a length: bytes, memoryview, a read-only mmap."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: Any) -> Any: ...
+
+
+class DlsError(Exception):
+    """A Java exception that ends the DumpLogSegments run; ``message`` is its ``getMessage()``.
+
+    ``None`` stands for Java's null message, which DumpLogSegments prints as ``null``.
+    """
+
+    def __init__(self, message: str | None) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def line(self) -> str:
+        """What ``System.err.println(e.getMessage())`` prints."""
+        return "null" if self.message is None else self.message
+
+
+# --- Java value formatting ------------------------------------------------------------------------
+
+
+def optional_long(value: int | None) -> str:
+    """``OptionalLong.toString()``."""
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def java_bool(value: bool) -> str:
+    """``String.valueOf(boolean)``."""
+    return "true" if value else "false"
+
+
+def java_parse_long(text: str) -> int:
+    """``Long.parseLong``: optional sign then ASCII digits, within the signed 64-bit range."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not all("0" <= c <= "9" for c in body):
+        raise DlsError(f'For input string: "{text}"')
+    value = int(text)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise DlsError(f'For input string: "{text}"')
+    return value
+
+
+def java_parse_int(text: str) -> int:
+    """``Integer.parseInt`` (same rules as :func:`java_parse_long`, 32-bit range)."""
+    value = java_parse_long(text)
+    if not -(1 << 31) <= value < (1 << 31):
+        raise DlsError(f'For input string: "{text}"')
+    return value
+
+
+def _cont(b: int) -> bool:
+    return b & 0xC0 == 0x80
+
+
+def java_utf8(data: bytes) -> str:
+    """``new String(bytes, UTF_8)``: malformed input replaced by U+FFFD exactly as the JDK decoder does.
+
+    Valid UTF-8 decodes as in Python. The JDK differs from Python's ``errors="replace"`` on encoded
+    surrogates (one U+FFFD for three bytes) and on some truncated sequences at the end.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    out: list[str] = []
+    n = len(data)
+    sp = 0
+    repl = "\ufffd"
+    while sp < n:
+        b1 = data[sp]
+        if b1 < 0x80:
+            out.append(chr(b1))
+            sp += 1
+        elif 0xC2 <= b1 <= 0xDF:
+            if sp + 1 < n and _cont(data[sp + 1]):
+                out.append(chr(((b1 & 0x1F) << 6) | (data[sp + 1] & 0x3F)))
+                sp += 2
+            else:
+                out.append(repl)
+                sp += 1
+        elif 0xE0 <= b1 <= 0xEF:
+            if sp + 2 < n:
+                b2, b3 = data[sp + 1], data[sp + 2]
+                if (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2) or not _cont(b3):
+                    out.append(repl)
+                    sp += 1 if (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2) else 2
+                else:
+                    c = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+                    out.append(repl if 0xD800 <= c <= 0xDFFF else chr(c))
+                    sp += 3
+                continue
+            if sp + 1 < n and ((b1 == 0xE0 and data[sp + 1] & 0xE0 == 0x80) or not _cont(data[sp + 1])):
+                out.append(repl)
+                sp += 1
+                continue
+            out.append(repl)
+            break
+        elif 0xF0 <= b1 <= 0xF7:
+            if sp + 3 < n:
+                b2, b3, b4 = data[sp + 1], data[sp + 2], data[sp + 3]
+                uc = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
+                if not _cont(b2) or not _cont(b3) or not _cont(b4) or not 0x10000 <= uc <= 0x10FFFF:
+                    out.append(repl)
+                    if (b1 > 0xF4 or (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
+                            or (b1 == 0xF4 and b2 & 0xF0 != 0x80) or not _cont(b2)):
+                        sp += 1
+                    elif not _cont(b3):
+                        sp += 2
+                    else:
+                        sp += 3
+                else:
+                    out.append(chr(uc))
+                    sp += 4
+                continue
+            if b1 > 0xF4 or (sp + 1 < n and (
+                    (b1 == 0xF0 and not 0x90 <= data[sp + 1] <= 0xBF)
+                    or (b1 == 0xF4 and data[sp + 1] & 0xF0 != 0x80) or not _cont(data[sp + 1]))):
+                out.append(repl)
+                sp += 1
+                continue
+            if sp + 2 < n and not _cont(data[sp + 2]):
+                out.append(repl)
+                sp += 2
+                continue
+            out.append(repl)
+            break
+        else:
+            out.append(repl)
+            sp += 1
+    return "".join(out)
+
+
+# --- FileRecords / FileLogInputStream -------------------------------------------------------------
+
+
+class FileRecordsView:
+    """Kafka's ``FileRecords`` over an in-memory copy of a file: ``[start, end)`` of ``buf``.
+
+    ``label`` is the file as Kafka would print it in ``toString()`` and exception messages.
+    """
+
+    def __init__(self, label: str, buf: Buffer, start: int = 0, end: int = INT_MAX, is_slice: bool = False) -> None:
+        self.label = label
+        self.buf = buf
+        self.start = start
+        self.end = end
+        self.is_slice = is_slice
+        self.size = end - start if is_slice else min(len(buf), end) - start
+
+    def __str__(self) -> str:
+        return f"FileRecords(size={self.size}, file={self.label}, start={self.start}, end={self.end})"
+
+    def slice(self, position: int, size: int) -> FileRecordsView:
+        """``FileRecords.slice``, with ``availableBytes``' checks and messages."""
+        current = self.size
+        if position < 0:
+            raise DlsError(f"Invalid position: {position} in read from {self}")
+        if position > current - self.start:
+            raise DlsError(f"Slice from position {position} exceeds end position of {self}")
+        if size < 0:
+            raise DlsError(f"Invalid size: {size} in read from {self}")
+        end = self.start + position + size
+        if end > INT_MAX or end > self.start + current:
+            end = self.start + current
+        available = end - (self.start + position)
+        begin = self.start + position
+        return FileRecordsView(self.label, self.buf, begin, begin + available, True)
+
+    def batches(self) -> Iterator[FileBatch]:
+        """``FileLogInputStream.nextBatch`` until it returns null (or throws)."""
+        end = self.end if self.is_slice else self.size
+        pos = self.start
+        buf = self.buf
+        file_len = len(buf)
+        while True:
+            if pos >= end - HEADER_SIZE_UP_TO_MAGIC:
+                return
+            if pos + HEADER_SIZE_UP_TO_MAGIC > file_len:
+                raise DlsError(f"Failed to read `log header` from file channel `{self.label}`. Expected to read "
+                               f"{HEADER_SIZE_UP_TO_MAGIC} bytes, but reached end of file after reading "
+                               f"{max(0, file_len - pos)} bytes. Started read from position {pos}.")
+            offset, size = struct.unpack_from(">qi", buf, pos)
+            if size < RECORD_OVERHEAD_V0:
+                raise DlsError(f"Found record size {size} smaller than minimum record overhead "
+                               f"({RECORD_OVERHEAD_V0}) in file {self.label}.")
+            if pos > end - LOG_OVERHEAD - size:
+                return
+            magic = struct.unpack_from(">b", buf, pos + rb.MAGIC_OFFSET)[0]
+            batch = FileBatch(self, offset, magic, pos, size)
+            pos += batch.size_in_bytes
+            yield batch
+
+
+class FileBatch:
+    """``FileChannelRecordBatch``: a batch found by the framing, its header and body decoded on demand."""
+
+    def __init__(self, records: FileRecordsView, offset: int, magic: int, position: int, size: int) -> None:
+        self.file_records = records
+        self.offset = offset
+        self.magic = magic
+        self.position = position
+        self.batch_size = size
+        self._header: RecordBatch | None = None
+        self._legacy: LegacyBatch | None = None
+
+    @property
+    def size_in_bytes(self) -> int:
+        """``LOG_OVERHEAD + batchSize``."""
+        return LOG_OVERHEAD + self.batch_size
+
+    @property
+    def is_v2(self) -> bool:
+        """``magic >= MAGIC_VALUE_V2`` (the magic is a signed byte)."""
+        return self.magic >= 2
+
+    def _load_error(self) -> DlsError:
+        return DlsError(f"Failed to load record batch at position {self.position} from {self.file_records}")
+
+    def header(self) -> RecordBatch:
+        """The 61-byte ``DefaultRecordBatch`` header (Kafka reads it whatever the batch size)."""
+        if self._header is None:
+            buf = self.file_records.buf
+            if self.position + RECORD_BATCH_OVERHEAD > len(buf):
+                raise self._load_error()
+            fields = rb.HEADER_STRUCT.unpack_from(buf, self.position)
+            self._header = rb.header_from_tuple(self.position, fields)
+        return self._header
+
+    def legacy(self) -> LegacyBatch:
+        """The whole legacy message (magic 0/1), decoded by the schema layer."""
+        if self._legacy is None:
+            from kafkatool.schema import legacy
+
+            try:
+                self._legacy = legacy.parse_legacy_entry(self.file_records.buf, self.position)
+            except DecodeError as err:
+                raise DlsError(err.reason) from None
+        return self._legacy
+
+    @property
+    def last_offset(self) -> int:
+        """``lastOffset()``: from the header for magic 2, the stored offset for legacy entries."""
+        return self.header().last_offset if self.is_v2 else self.offset
+
+    @property
+    def timestamp_type(self) -> str:
+        """``timestampType()`` as Kafka names it."""
+        if self.is_v2:
+            return "LogAppendTime" if self.header().attributes & 0x08 else "CreateTime"
+        entry = self.legacy()
+        if entry.magic == 0:
+            return "NoTimestampType"
+        return "LogAppendTime" if entry.attributes & 0x08 else "CreateTime"
+
+    @property
+    def max_timestamp(self) -> int:
+        """``maxTimestamp()``."""
+        return self.header().max_timestamp if self.is_v2 else self.legacy().max_timestamp
+
+    def compression_name(self) -> str:
+        """``compressionType().name``; an unknown id throws as ``CompressionType.forId`` does."""
+        attrs = self.header().attributes if self.is_v2 else self.legacy().attributes
+        codec = attrs & 0x07
+        if codec not in COMPRESSION_NAMES:
+            raise DlsError(f"Unknown compression type id: {codec}")
+        return COMPRESSION_NAMES[codec]
+
+    @property
+    def checksum(self) -> int:
+        """The stored CRC, unsigned."""
+        return self.header().crc if self.is_v2 else self.legacy().crc
+
+    def is_valid(self) -> bool:
+        """``isValid()`` on the full batch: big enough and the CRC matches."""
+        if self.is_v2:
+            if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+                return False
+            header = self.header()
+            return rb.compute_crc(self.file_records.buf, self.position, self.batch_size) == header.crc
+        entry = self.legacy()
+        return bool(entry.crc_valid)
+
+    def record_list(self) -> list[Record]:
+        """Every record of the batch (see :meth:`records`)."""
+        return list(self.records())
+
+    def records(self) -> Iterator[Record]:
+        """``iterator()``: the records of a magic 2 batch, the (inner) messages of a legacy one.
+
+        An uncompressed magic 2 batch is read lazily, as Kafka does: the records before a damaged one
+        are produced before the exception. A compressed batch is decoded whole first.
+        """
+        if not self.is_v2:
+            from kafkatool.schema import legacy
+
+            entry = self.legacy()
+            try:
+                inner = legacy.inner_records(entry)
+            except DecodeError as err:
+                raise DlsError(err.reason) from None
+            yield from inner
+            return
+        header = self.header()
+        if header.records_count == 0:
+            return
+        if header.records_count < 0:
+            raise DlsError(f"Found invalid record count {header.records_count} in magic v{self.magic} batch")
+        buf = self.file_records.buf
+        view = buf if isinstance(buf, memoryview) else memoryview(buf)  # type: ignore[arg-type]
+        payload = view[self.position + RECORD_BATCH_OVERHEAD:self.position + self.size_in_bytes]
+        compressed = header.attributes & 0x07 != 0
+        try:
+            decoded = rb.decode_records(header, payload)
+        except DecodeError as err:
+            if compressed:
+                raise DlsError(err.reason) from None
+            # Replay the batch with Kafka's reader to stop at the same record with the same message.
+            yield from _java_records(header, bytes(payload))
+            return
+        yield from decoded
+
+
+class _Underflow(Exception):
+    """``BufferUnderflowException``."""
+
+
+class _IllegalArgument(Exception):
+    """``IllegalArgumentException`` (a varint too long, a slice past the end)."""
+
+
+def _j_uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    """``ByteUtils.readUnsignedVarint`` as a Java int (5 bytes at most)."""
+    result = 0
+    for i in range(5):
+        if pos >= len(data):
+            raise _Underflow
+        b = data[pos]
+        pos += 1
+        if i == 4:
+            signed = b - 256 if b & 0x80 else b
+            result = (result | (signed << 28)) & 0xFFFFFFFF
+            if signed < 0:
+                raise _IllegalArgument("Varint is too long, the most significant bit in the 5th byte is set, "
+                                       f"converted value: {result:x}")
+            break
+        result |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            break
+    return (result - (1 << 32) if result & 0x80000000 else result), pos
+
+
+def _j_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """``ByteUtils.readVarint``: zig-zag over a 32-bit int."""
+    raw, pos = _j_uvarint(data, pos)
+    raw &= 0xFFFFFFFF
+    value = (raw >> 1) ^ -(raw & 1)
+    return value, pos
+
+
+def _j_varlong(data: bytes, pos: int) -> tuple[int, int]:
+    """``ByteUtils.readVarlong``: zig-zag over a 64-bit long (10 bytes at most)."""
+    value = 0
+    shift = 0
+    while True:
+        if pos >= len(data):
+            raise _Underflow
+        b = data[pos]
+        pos += 1
+        if not b & 0x80:
+            break
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 63:
+            value &= 0xFFFFFFFFFFFFFFFF
+            raise _IllegalArgument(f"Varlong is too long, most significant bit in the 10th byte is set, "
+                                   f"converted value: {value:x}")
+    value = (value | (b << shift)) & 0xFFFFFFFFFFFFFFFF
+    return (value >> 1) ^ -(value & 1), pos
+
+
+def _j_bytes(data: bytes, pos: int, length: int) -> tuple[bytes | None, int]:
+    """``Utils.readBytes``: null for a negative length, a slice past the end is illegal."""
+    if length < 0:
+        return None, pos
+    if length > len(data) - pos:
+        raise _IllegalArgument
+    return data[pos:pos + length], pos + length
+
+
+def _java_records(header: RecordBatch, data: bytes) -> Iterator[Record]:
+    """``DefaultRecordBatch``'s uncompressed ``RecordIterator`` and ``DefaultRecord.readFrom``, with their
+    exception messages, for batches the schema layer rejects.
+    """
+    from kafkatool.model import Header
+
+    log_append = header.max_timestamp if header.attributes & 0x08 else None
+    pos = 0
+    count = header.records_count
+    for n in range(1, count + 1):
+        try:
+            size, pos = _j_varint(data, pos)
+        except _Underflow:
+            raise DlsError("Incorrect declared batch size, premature EOF reached") from None
+        except _IllegalArgument as err:
+            raise DlsError(str(err)) from None
+        if len(data) - pos < size:
+            raise DlsError(f"Invalid record size: expected {size} bytes in record payload, but instead the buffer "
+                           f"has only {len(data) - pos} remaining bytes.")
+        try:
+            start = pos
+            if pos >= len(data):
+                raise _Underflow
+            attributes = data[pos] - 256 if data[pos] & 0x80 else data[pos]
+            pos += 1
+            ts_delta, pos = _j_varlong(data, pos)
+            off_delta, pos = _j_varint(data, pos)
+            key_size, pos = _j_varint(data, pos)
+            key, pos = _j_bytes(data, pos, key_size)
+            value_size, pos = _j_varint(data, pos)
+            value, pos = _j_bytes(data, pos, value_size)
+            header_count, pos = _j_varint(data, pos)
+            if header_count < 0:
+                raise DlsError(f"Found invalid number of record headers {header_count}")
+            if header_count > len(data) - pos:
+                raise DlsError(f"Found invalid number of record headers. {header_count} is larger than the "
+                               "remaining size of the buffer")
+            headers = []
+            for _ in range(header_count):
+                hk_size, pos = _j_varint(data, pos)
+                if hk_size < 0:
+                    raise DlsError(f"Invalid negative header key size {hk_size}")
+                hkey, pos = _j_bytes(data, pos, hk_size)
+                hv_size, pos = _j_varint(data, pos)
+                hvalue, pos = _j_bytes(data, pos, hv_size)
+                headers.append(Header(hkey or b"", hvalue))
+            if pos - start != size:
+                raise DlsError(f"Invalid record size: expected to read {size} bytes in record payload, but instead "
+                               f"read {pos - start}")
+        except (_Underflow, _IllegalArgument):
+            raise DlsError("Found invalid record structure") from None
+        offset = header.base_offset + off_delta
+        if n == count and pos != len(data):
+            raise DlsError("Incorrect declared batch size, records still remaining in file")
+        sequence = increment_sequence(header.base_sequence, off_delta) if header.base_sequence >= 0 else NO_SEQUENCE
+        timestamp = log_append if log_append is not None else header.base_timestamp + ts_delta
+        yield Record(offset=offset, timestamp=_long(timestamp), key=key, value=value, headers=tuple(headers),
+                     sequence=sequence, attributes=attributes, offset_delta=off_delta, timestamp_delta=ts_delta)
+
+
+def _long(value: int) -> int:
+    """Java ``long`` overflow."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >> 63 else value
+
+
+def _legacy_record_valid(record: Record) -> bool:
+    return bool(record.crc_valid)
+
+
+# --- KRaft control records: the generated JSON converters ------------------------------------------
+
+
+class _Reader:
+    """``ByteBufferAccessor`` over a control record value (flexible versions: compact types)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def _take(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise DlsError(None)  # BufferUnderflowException
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def int16(self) -> int:
+        return struct.unpack(">h", self._take(2))[0]
+
+    def uint16(self) -> int:
+        return struct.unpack(">H", self._take(2))[0]
+
+    def int32(self) -> int:
+        return struct.unpack(">i", self._take(4))[0]
+
+    def int64(self) -> int:
+        return struct.unpack(">q", self._take(8))[0]
+
+    def uvarint(self) -> int:
+        try:
+            value, self.pos = read_unsigned_varint(self.data, self.pos)
+        except DecodeError as err:
+            raise DlsError(err.reason) from None
+        return value
+
+    def uuid(self) -> str:
+        return base64.urlsafe_b64encode(self._take(16)).decode("ascii").rstrip("=")
+
+    def compact_string(self, name: str) -> str:
+        length = self.uvarint() - 1
+        if length < 0:
+            raise DlsError(f"non-nullable field {name} was serialized as null")
+        return java_utf8(self._take(length))
+
+    def compact_array(self, name: str, item: Callable[[], dict[str, Any]]) -> list[dict[str, Any]]:
+        length = self.uvarint() - 1
+        if length < 0:
+            raise DlsError(f"non-nullable field {name} was serialized as null")
+        return [item() for _ in range(length)]
+
+    def tagged_fields(self) -> None:
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self._take(self.uvarint())
+
+
+def _json(value: Any) -> str:
+    """Jackson's compact serialization of the converter's tree (field order kept)."""
+    if isinstance(value, bool):
+        return java_bool(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_json(v) for v in value) + "]"
+    return "{" + ",".join(f"{_json_string(k)}:{_json(v)}" for k, v in value.items()) + "}"
+
+
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _json_string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _leader_change(r: _Reader) -> dict[str, Any]:
+    version = r.int16()
+    leader = r.int32()
+
+    def voter() -> dict[str, Any]:
+        v = {"voterId": r.int32()}
+        r.tagged_fields()
+        return v
+
+    voters = r.compact_array("voters", voter)
+    granting = r.compact_array("grantingVoters", voter)
+    r.tagged_fields()
+    if version >= 1:  # written at the record's own version; read at version 0, so the ids are the zero UUID
+        for v in voters + granting:
+            v["voterDirectoryId"] = "AAAAAAAAAAAAAAAAAAAAAA"
+    return {"version": version, "leaderId": leader, "voters": voters, "grantingVoters": granting}
+
+
+def _snapshot_header(r: _Reader) -> dict[str, Any]:
+    out = {"version": r.int16(), "lastContainedLogTimestamp": r.int64()}
+    r.tagged_fields()
+    return out
+
+
+def _snapshot_footer(r: _Reader) -> dict[str, Any]:
+    out = {"version": r.int16()}
+    r.tagged_fields()
+    return out
+
+
+def _kraft_version(r: _Reader) -> dict[str, Any]:
+    out = {"version": r.int16(), "kRaftVersion": r.int16()}
+    r.tagged_fields()
+    return out
+
+
+def _voters(r: _Reader) -> dict[str, Any]:
+    version = r.int16()
+
+    def endpoint() -> dict[str, Any]:
+        out = {"name": r.compact_string("name"), "host": r.compact_string("host"), "port": r.uint16()}
+        r.tagged_fields()
+        return out
+
+    def voter() -> dict[str, Any]:
+        out: dict[str, Any] = {"voterId": r.int32(), "voterDirectoryId": r.uuid()}
+        out["endpoints"] = r.compact_array("endpoints", endpoint)
+        feature = {"minSupportedVersion": r.int16(), "maxSupportedVersion": r.int16()}
+        r.tagged_fields()
+        out["kRaftVersionFeature"] = feature
+        r.tagged_fields()
+        return out
+
+    voters = r.compact_array("voters", voter)
+    r.tagged_fields()
+    return {"version": version, "voters": voters}
+
+
+KRAFT_CONTROL_PRINTERS: dict[int, tuple[str, Callable[[_Reader], dict[str, Any]]]] = {
+    2: (" LeaderChange: ", _leader_change),
+    3: (" SnapshotHeader ", _snapshot_header),
+    4: (" SnapshotFooter ", _snapshot_footer),
+    5: (" KRaftVersion ", _kraft_version),
+    6: (" KRaftVoters ", _voters),
+}
+
+
+def kraft_control_json(control_type: int, value: bytes | None) -> str:
+    """The text ``printControlRecord`` appends for a KRaft control record (types 2 to 6)."""
+    prefix, reader = KRAFT_CONTROL_PRINTERS[control_type]
+    if value is None:
+        raise DlsError(None)
+    return prefix + _json(reader(_Reader(value)))
+
+
+def _control_text(record: Record) -> str:
+    """``printControlRecord``: the marker, the KRaft JSON, or the unknown type id."""
+    key = record.key
+    if key is None:
+        raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "key" is null')
+    if len(key) < 4:
+        raise DlsError("Invalid value size found for end control record key. Must have at least 4 bytes, "
+                       f"but found only {len(key)}")
+    version = struct.unpack_from(">h", key, 0)[0]
+    if version < 0:
+        raise DlsError(f"Invalid version found for control record: {version}. May indicate data corruption")
+    ctype = struct.unpack_from(">h", key, 2)[0]
+    if ctype in (0, 1):
+        value = record.value
+        if value is None:
+            raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "value" is null')
+        if len(value) < 6:
+            raise DlsError("Invalid value size found for end transaction marker. Must have at least 6 bytes, "
+                           f"but found only {len(value)}")
+        vversion = struct.unpack_from(">h", value, 0)[0]
+        if vversion < 0:
+            raise DlsError(f"Invalid version found for end transaction marker: {vversion}. "
+                           "May indicate data corruption")
+        epoch = struct.unpack_from(">i", value, 2)[0]
+        return f" endTxnMarker: {CONTROL_TYPE_NAMES[ctype]} coordinatorEpoch: {epoch}"
+    if ctype in KRAFT_CONTROL_PRINTERS:
+        return kraft_control_json(ctype, record.value)
+    return f" controlType: UNKNOWN({ctype})"
+
+
+# --- results and the session ----------------------------------------------------------------------
+
+
+@dataclass
+class FileDump:
+    """What dumping one file printed.
+
+    ``lines`` are complete stdout lines; ``partial`` is text printed without a line end just before
+    a crash; ``err`` are stderr lines printed at once (not summaries); ``crash`` is the message line of
+    the exception that ended the run (exit 1), ``None`` when the file was dumped to the end.
+    """
+
+    lines: list[str] = field(default_factory=list)
+    partial: str = ""
+    err: list[str] = field(default_factory=list)
+    crash: str | None = None
+
+    def text(self) -> str:
+        """The stdout text exactly as Kafka wrote it."""
+        body = "".join(line + "\n" for line in self.lines)
+        return body + self.partial
+
+
+class _Out:
+    """Collects ``print``/``println`` calls into a :class:`FileDump`."""
+
+    def __init__(self) -> None:
+        self.dump = FileDump()
+        self.pending: list[str] = []
+
+    def print(self, text: str) -> None:
+        self.pending.append(text)
+
+    def println(self, text: str = "") -> None:
+        self.pending.append(text)
+        self.dump.lines.append("".join(self.pending))
+        self.pending = []
+
+    def finish(self, error: DlsError | None = None) -> FileDump:
+        self.dump.partial = "".join(self.pending)
+        if error is not None:
+            self.dump.crash = error.line
+        return self.dump
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    for unit in struct.unpack(f"<{len(text.encode('utf-16-le')) // 2}H", text.encode("utf-16-le")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """The iteration order of a default ``HashMap<String, ?>`` into which ``keys`` were put in order.
+
+    Buckets are visited by index; a bucket keeps insertion order (resizes preserve it).
+    """
+    capacity = 16
+    for size in range(1, len(keys) + 1):
+        if size > capacity * 3 // 4:
+            capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
+
+
+@dataclass
+class _Keyed:
+    """A summary entry: the name printed and the map key Kafka used (its absolute path)."""
+
+    shown: str
+    data: Any
+
+
+class DlsSession:
+    """``DumpLogSegments.execute``'s cross-file state, printed on stderr after the last file.
+
+    Each map is keyed, as in Kafka, by the file's absolute path (``key``), which decides the order
+    in which files are listed; the name printed is the one the user gave (``path``).
+    """
+
+    def __init__(self) -> None:
+        self.index_mismatches: dict[str, _Keyed] = {}
+        self.time_mismatches: dict[str, _Keyed] = {}
+        self.out_of_order: dict[str, _Keyed] = {}
+        self.not_found: dict[str, _Keyed] = {}
+        self.non_consecutive: dict[str, _Keyed] = {}
+
+    @staticmethod
+    def _slot(table: dict[str, _Keyed], path: str, key: str | None, make: Callable[[], Any]) -> Any:
+        k = key if key is not None else path
+        if k not in table:
+            table[k] = _Keyed(path, make())
+        return table[k].data
+
+    def record_index_mismatch(self, path: str, key: str | None, index_offset: int, log_offset: int) -> None:
+        """``misMatchesForIndexFilesMap`` (a reverse-ordered TreeMap per file)."""
+        self._slot(self.index_mismatches, path, key, dict)[index_offset] = log_offset
+
+    def record_time_mismatch(self, path: str, key: str | None, index_ts: int, log_ts: int) -> None:
+        """``TimeIndexDumpErrors.recordMismatchTimeIndex``."""
+        self._slot(self.time_mismatches, path, key, list).append((index_ts, log_ts))
+
+    def record_out_of_order(self, path: str, key: str | None, index_ts: int, previous_ts: int) -> None:
+        """``TimeIndexDumpErrors.recordOutOfOrderIndexTimestamp``."""
+        self._slot(self.out_of_order, path, key, list).append((index_ts, previous_ts))
+
+    def record_not_found(self, path: str, key: str | None, index_offset: int, log_offset: int) -> None:
+        """``TimeIndexDumpErrors.recordShallowOffsetNotFound``."""
+        self._slot(self.not_found, path, key, list).append((index_offset, log_offset))
+
+    def record_gap(self, path: str, key: str | None, previous: int, offset: int) -> None:
+        """``nonConsecutivePairsForLogFilesMap`` (a TreeMap per file: later pairs replace earlier ones)."""
+        self._slot(self.non_consecutive, path, key, dict)[previous] = offset
+
+    @staticmethod
+    def _ordered(table: dict[str, _Keyed]) -> list[_Keyed]:
+        return [table[k] for k in java_hashmap_order(list(table))]
+
+    def summary_lines(self) -> list[str]:
+        """The stderr lines ``execute`` prints after the last file."""
+        lines: list[str] = []
+        for item in self._ordered(self.index_mismatches):
+            lines.append(f"Mismatches in :{item.shown}")
+            for index_offset in sorted(item.data, reverse=True):
+                lines.append(f"  Index offset: {index_offset}, log offset: {item.data[index_offset]}")
+        for item in self._ordered(self.time_mismatches):
+            lines.append(f"Found timestamp mismatch in :{item.shown}")
+            lines.extend(f"  Index timestamp: {a}, log timestamp: {b}" for a, b in item.data)
+        for item in self._ordered(self.out_of_order):
+            lines.append(f"Found out of order timestamp in :{item.shown}")
+            lines.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in item.data)
+        for item in self._ordered(self.not_found):
+            lines.append("The following indexed offsets are not found in the log.")
+            lines.extend(f"Indexed offset: {a}, found log offset: {b}" for a, b in item.data)
+        for item in self._ordered(self.non_consecutive):
+            lines.append(f"Non-consecutive offsets in {item.shown}")
+            lines.extend(f"  {a} is followed by {item.data[a]}" for a in sorted(item.data))
+        return lines
+
+
+# --- file names -----------------------------------------------------------------------------------
+
+
+def java_file(path: str) -> str:
+    """``new File(path).toString()`` on Unix: repeated slashes collapsed, a trailing slash dropped."""
+    while "//" in path:
+        path = path.replace("//", "/")
+    return path[:-1] if len(path) > 1 and path.endswith("/") else path
+
+
+def file_kind(path: str) -> str:
+    """The ``switch (suffix)`` of ``execute``: ``log``, ``index``, ``timeindex``, ``snapshot``,
+    ``txnindex`` or ``unknown``. A name without a dot throws ``StringIndexOutOfBoundsException``.
+    """
+    name = posixpath.basename(path.rstrip("/")) or path
+    dot = name.rfind(".")
+    if dot < 0:
+        raise DlsError(f"begin -1, end {len(name)}, length {len(name)}")
+    suffix = name[dot:]
+    return {LOG_SUFFIX: "log", KRAFT_SNAPSHOT_SUFFIX: "log", INDEX_SUFFIX: "index",
+            TIME_INDEX_SUFFIX: "timeindex", SNAPSHOT_SUFFIX: "snapshot",
+            TXN_INDEX_SUFFIX: "txnindex"}.get(suffix, "unknown")
+
+
+def unknown_file_line(path: str) -> str:
+    """The stderr line for a suffix DumpLogSegments does not handle."""
+    return f"Ignoring unknown file {path}"
+
+
+def _name(path: str) -> str:
+    return posixpath.basename(path.rstrip("/")) or path
+
+
+def base_offset_of(path: str) -> int:
+    """``Long.parseLong(file.getName().split("\\.")[0])``."""
+    return java_parse_long(_name(path).split(".")[0])
+
+
+def sibling_path(path: str, suffix: str) -> str:
+    """The file of the same segment with another suffix, named the way the user named ``path``."""
+    return posixpath.join(posixpath.dirname(path), _name(path).split(".")[0] + suffix)
+
+
+def _snapshot_id(name: str) -> tuple[int, int]:
+    """``Snapshots.parse``: a 20-digit end offset, a dash, a 10-digit epoch."""
+    if len(name) < 20:
+        raise DlsError(f"begin 0, end 20, length {len(name)}")
+    offset = java_parse_long(name[:20])
+    if len(name) < 31:
+        raise DlsError(f"begin 21, end 31, length {len(name)}")
+    epoch = java_parse_int(name[21:31])
+    return offset, epoch
+
+
+# --- .log -----------------------------------------------------------------------------------------
+
+
+def _batch_line(out: _Out, batch: FileBatch, position: int) -> None:
+    """``printBatchLevel``."""
+    if batch.is_v2:
+        h = batch.header()
+        count = h.records_count
+        last_seq = NO_SEQUENCE if h.base_sequence == NO_SEQUENCE else increment_sequence(
+            h.base_sequence, h.last_offset_delta)
+        out.print(f"baseOffset: {batch.offset} lastOffset: {h.last_offset} count: {count} "
+                  f"baseSequence: {h.base_sequence} lastSequence: {last_seq} producerId: {h.producer_id} "
+                  f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
+                  f"isTransactional: {java_bool(h.is_transactional)} isControl: {java_bool(h.is_control)} "
+                  f"deleteHorizonMs: {optional_long(h.delete_horizon_ms)}")
+    else:
+        out.print(f"offset: {batch.last_offset}")
+    out.println(f" position: {position} {batch.timestamp_type}: {batch.max_timestamp} "
+                f"size: {batch.size_in_bytes} magic: {batch.magic} compresscodec: {batch.compression_name()} "
+                f"crc: {batch.checksum} isvalid: {java_bool(batch.is_valid())}")
+
+
+def _is_control(batch: FileBatch) -> bool:
+    return batch.is_v2 and batch.header().is_control
+
+
+def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset: list[int], path: str,
+                  key: str | None, skip_record_metadata: bool, print_data: bool) -> None:
+    """``dumpBatchRecords`` / ``printRecordMetadata`` / ``printRecordContents``."""
+    control = _is_control(batch)
+    ts_type = batch.timestamp_type
+    for record in batch.records():
+        previous = last_offset[0]
+        if record.offset != previous + 1:
+            session.record_gap(path, key, previous, record.offset)
+        last_offset[0] = record.offset
+        if not skip_record_metadata:
+            out.print(f"{RECORD_INDENT} offset: {record.offset} {ts_type}: {record.timestamp} "
+                      f"keySize: {record.key_size} valueSize: {record.value_size}")
+            if batch.is_v2:
+                keys = ",".join(java_utf8(h.key) for h in record.headers)
+                out.print(f" sequence: {record.sequence} headerKeys: [{keys}]")
+            else:
+                out.print(f" isValid: {java_bool(_legacy_record_valid(record))} crc: {record.crc}")
+            if control:
+                out.print(_control_text(record))
+        if print_data and not control:
+            prefix = RECORD_INDENT + " " if skip_record_metadata else " "
+            if record.key is not None:
+                out.print(f"{prefix}key: {java_utf8(record.key)}")
+                prefix = " "
+            if record.value is not None:
+                out.print(f"{prefix}payload: {java_utf8(record.value)}")
+        out.println()
+
+
+def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,
+             skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None) -> FileDump:
+    """``dumpLog`` for a ``.log`` segment or a KRaft ``.checkpoint`` snapshot (``buf`` None: missing file).
+
+    ``print_data`` implies deep iteration, as in Kafka. ``max_bytes`` None is Kafka's default
+    (Integer.MAX_VALUE), the only value with which trailing bytes are reported.
+    """
+    out = _Out()
+    deep = deep or print_data
+    limit = INT_MAX if max_bytes is None else max_bytes
+    name = _name(path)
+    try:
+        if name.endswith(LOG_SUFFIX):
+            out.println(f"Log starting offset: {base_offset_of(path)}")
+        elif name.endswith(KRAFT_SNAPSHOT_SUFFIX):
+            if name == BOOTSTRAP_SNAPSHOT:
+                out.println("KRaft bootstrap snapshot")
+            else:
+                end_offset, epoch = _snapshot_id(name)
+                out.println(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
+        if buf is None:
+            raise DlsError(path)  # NoSuchFileException
+        records = FileRecordsView(path, buf).slice(0, limit)
+        valid = 0
+        last_offset = [-1]
+        for batch in records.batches():
+            _batch_line(out, batch, valid)
+            if deep:
+                _record_lines(out, session, batch, last_offset, path, key, skip_record_metadata, print_data)
+            valid += batch.size_in_bytes
+        trailing = records.size - valid
+        if trailing > 0 and limit == INT_MAX:
+            out.println(f"Found {trailing} invalid bytes at the end of {name}")
+    except DlsError as err:
+        return out.finish(err)
+    return out.finish()
+
+
+# --- .index ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class IndexSlots:
+    """An index file as ``AbstractIndex`` sees it: every slot (``entries`` of them) and the length.
+
+    ``slots`` holds ``(key, value)`` pairs: ``(absolute offset, position)`` for an offset index,
+    ``(timestamp, absolute offset)`` for a time index.
+    """
+
+    base_offset: int
+    length: int
+    slots: list[tuple[int, int]]
+
+    @property
+    def entries(self) -> int:
+        """``entries()``: whole entries in the file."""
+        return len(self.slots)
+
+
+def index_lookup(index: IndexSlots, target: int) -> tuple[int, int]:
+    """``OffsetIndex.lookup``: the largest slot whose offset is <= ``target`` (warm section first).
+
+    Returns ``(offset, position)``; ``(baseOffset, 0)`` when no slot qualifies.
+    """
+    entries = index.entries
+    slots = index.slots
+    if entries == 0:
+        return index.base_offset, 0
+    warm = 8192 // OFFSET_INDEX_ENTRY
+    first_hot = max(0, entries - 1 - warm)
+
+    def search(lo: int, hi: int) -> int:
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            found = slots[mid][0]
+            if found > target:
+                hi = mid - 1
+            elif found < target:
+                lo = mid
+            else:
+                return mid
+        return lo
+
+    if slots[first_hot][0] < target:
+        slot = search(first_hot, entries - 1)
+    elif slots[0][0] > target:
+        slot = -1
+    else:
+        slot = search(0, first_hot)
+    return (index.base_offset, 0) if slot == -1 else slots[slot]
+
+
+def offset_index_sanity(path: str, index: IndexSlots) -> None:
+    """``OffsetIndex.sanityCheck``."""
+    last = index.slots[-1][0] if index.entries else index.base_offset
+    if index.entries != 0 and last < index.base_offset:
+        raise DlsError(f"Corrupt index found, index file {path} has non-zero size but the last offset is {last} "
+                       f"which is less than the base offset {index.base_offset}")
+    if index.length % OFFSET_INDEX_ENTRY != 0:
+        raise DlsError(f"Index file {path} is corrupt, found {index.length} bytes which is neither positive nor "
+                       f"a multiple of {OFFSET_INDEX_ENTRY}")
+
+
+def time_index_sanity(path: str, index: IndexSlots) -> None:
+    """``TimeIndex.sanityCheck``."""
+    if index.entries:
+        last_ts, last_offset = index.slots[-1]
+        first_ts = index.slots[0][0]
+    else:
+        last_ts, last_offset, first_ts = -1, index.base_offset, 0
+    if index.entries != 0 and last_ts < first_ts:
+        raise DlsError(f"Corrupt time index found, time index file ({path}) has non-zero size but the last "
+                       f"timestamp is {last_ts} which is less than the first timestamp {first_ts}")
+    if index.entries != 0 and last_offset < index.base_offset:
+        raise DlsError(f"Corrupt time index found, time index file ({path}) has non-zero size but the last "
+                       f"offset is {last_offset} which is less than the first offset {index.base_offset}")
+    if index.length % TIME_INDEX_ENTRY != 0:
+        raise DlsError(f"Time index file {path} is corrupt, found {index.length} bytes which is neither positive "
+                       f"nor a multiple of {TIME_INDEX_ENTRY}")
+
+
+def missing_index_error() -> DlsError:
+    """What ``new OffsetIndex(file, base, -1, false)`` throws when the file does not exist yet.
+
+    (Kafka creates the empty file first; kafkatool never writes, the message is the same.)
+    """
+    return DlsError("Invalid max index size: -1")
+
+
+def dump_index(session: DlsSession, path: str, index: IndexSlots | None, log_buf: Buffer | None, *,
+               verify_only: bool = False, sanity_only: bool = False,
+               max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, key: str | None = None) -> FileDump:
+    """``dumpIndex``: entries checked against the first batch at each position of the sibling log.
+
+    ``index`` None means the index file is missing; ``log_buf`` None, the sibling ``.log`` is.
+    """
+    out = _Out()
+    try:
+        base_offset_of(path)
+        log_path = sibling_path(path, LOG_SUFFIX)
+        if log_buf is None:
+            raise DlsError(log_path)
+        if index is None:
+            raise missing_index_error()
+        records = FileRecordsView(log_path, log_buf)
+        if index.entries == 0:
+            out.println(f"{path} is empty.")
+            return out.finish()
+        if sanity_only:
+            offset_index_sanity(path, index)
+            out.println(f"{path} passed sanity check.")
+            return out.finish()
+        for i, (offset, position) in enumerate(index.slots):
+            if offset == index.base_offset and i > 0:
+                break
+            part = records.slice(position, max_message_size)
+            first = next(part.batches(), None)
+            if first is None:
+                raise DlsError(None)  # NoSuchElementException from iterator().next()
+            found = first.last_offset
+            if found != offset:
+                session.record_index_mismatch(path, key, offset, found)
+            if not verify_only:
+                out.println(f"offset: {offset} position: {position}")
+    except DlsError as err:
+        return out.finish(err)
+    return out.finish()
+
+
+# --- .timeindex -----------------------------------------------------------------------------------
+
+
+def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | None, index: IndexSlots | None,
+                    log_buf: Buffer | None, *, verify_only: bool = False, sanity_only: bool = False,
+                    key: str | None = None) -> FileDump:
+    """``dumpTimeIndex``: each entry looked up in the offset index, then matched to a batch of the log.
+
+    ``time_index``/``index``/``log_buf`` None: that file is missing.
+    """
+    out = _Out()
+    try:
+        base_offset_of(path)
+        log_path = sibling_path(path, LOG_SUFFIX)
+        if log_buf is None:
+            raise DlsError(log_path)
+        if index is None or time_index is None:
+            raise missing_index_error()
+        records = FileRecordsView(log_path, log_buf)
+        if sanity_only:
+            time_index_sanity(path, time_index)
+            out.println(f"{path} passed sanity check.")
+            return out.finish()
+        previous_ts = -1
+        for i, (timestamp, offset) in enumerate(time_index.slots):
+            if offset == time_index.base_offset and i > 0:
+                break
+            _, position = index_lookup(index, offset)
+            batches = list(records.slice(position, INT_MAX).batches())
+            match = next((b for b in batches if b.last_offset >= offset), None)
+            if match is None:
+                session.record_not_found(path, key, offset, -1)
+            elif match.last_offset != offset:
+                session.record_not_found(path, key, offset, match.last_offset)
+            else:
+                max_ts = -1
+                for record in match.records():
+                    max_ts = max(max_ts, record.timestamp)
+                if max_ts != timestamp:
+                    session.record_time_mismatch(path, key, timestamp, max_ts)
+                if previous_ts >= timestamp:
+                    session.record_out_of_order(path, key, timestamp, previous_ts)
+            if not verify_only:
+                out.println(f"timestamp: {timestamp} offset: {offset}")
+            previous_ts = timestamp
+    except DlsError as err:
+        return out.finish(err)
+    return out.finish()
+
+
+# --- .txnindex and .snapshot ----------------------------------------------------------------------
+
+
+def dump_txn_index(path: str, entries: list[AbortedTxn] | None) -> FileDump:
+    """``dumpTxnIndex``: one line per aborted transaction (``entries`` None: no such file, no lines).
+
+    An entry with a version above 0 throws as ``TransactionIndex``'s iterator does.
+    """
+    out = _Out()
+    try:
+        java_parse_long(_name(path)[:_name(path).find(".")])
+        for txn in entries or []:
+            if txn.version > 0:
+                raise DlsError(f"Unexpected aborted transaction version {txn.version} in transaction index {path}, "
+                               "current version is 0")
+            out.println(f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+                        f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}")
+    except DlsError as err:
+        return out.finish(err)
+    return out.finish()
+
+
+def snapshot_entry_line(entry: ProducerSnapshotEntry) -> str:
+    """One producer of ``dumpProducerIdSnapshot`` (batch metadata only when a last offset is stored)."""
+    txn_first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None
+    line = (f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
+            f"coordinatorEpoch: {entry.coordinator_epoch} currentTxnFirstOffset: {optional_long(txn_first)} "
+            f"lastTimestamp: {entry.timestamp}")
+    if entry.last_offset >= 0:
+        line += (f" firstSequence: {entry.first_sequence} lastSequence: {entry.last_sequence} "
+                 f"lastOffset: {entry.last_offset} offsetDelta: {entry.offset_delta} timestamp: {entry.timestamp}")
+    return line
+
+
+def dump_snapshot(path: str, entries: list[ProducerSnapshotEntry] | None, corrupt: str | None = None) -> FileDump:
+    """``dumpProducerIdSnapshot``: ``corrupt`` is a ``CorruptSnapshotException`` message (printed on stderr,
+    the run goes on); ``entries`` None means the file is missing (``NoSuchFileException``).
+    """
+    out = _Out()
+    if corrupt is not None:
+        out.dump.err.append(corrupt)
+        return out.finish()
+    if entries is None:
+        return out.finish(DlsError(path))
+    for entry in entries:
+        out.println(snapshot_entry_line(entry))
+    return out.finish()
+
+
+__all__ = [
+    "DlsError",
+    "DlsSession",
+    "FileBatch",
+    "FileDump",
+    "FileRecordsView",
+    "IndexSlots",
+    "base_offset_of",
+    "dump_index",
+    "dump_log",
+    "dump_snapshot",
+    "dump_time_index",
+    "dump_txn_index",
+    "file_kind",
+    "index_lookup",
+    "java_file",
+    "java_hashmap_order",
+    "java_utf8",
+    "kraft_control_json",
+    "missing_index_error",
+    "sibling_path",
+    "snapshot_entry_line",
+    "unknown_file_line",
+]

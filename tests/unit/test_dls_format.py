@@ -1,0 +1,121 @@
+"""``--format kafka`` against Kafka's own DumpLogSegments output, for every corpus run.
+
+Each row of ``<case>/dump/MANIFEST.tsv`` is one ``kafka-dump-log.sh`` run from inside ``<case>/input``.
+The same run through :func:`kafkatool.commands.dump_kafka.run_kafka_format` must print the same stdout
+byte for byte, exit the same way, and print the same stderr lines (Java stack-trace lines excepted).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from kafkatool.commands.dump_kafka import run_kafka_format
+from kafkatool.engine import dls
+from tests.conftest import SHARED, corpus_cases, shared_dir
+
+MODES = {
+    "shallow": {},
+    "deep": {"deep": True, "print_data": True},
+    "plain": {},
+    "verify": {"verify_index_only": True},
+    "sanity": {"index_sanity_check": True},
+}
+# The first line of a Java stack trace: a class name, then ": message" or nothing.
+TRACE_START = re.compile(r"^[A-Za-z_$][\w$]*(\.[\w$]+)+(: |$)")
+
+
+def _runs() -> list[pytest.param]:
+    params = []
+    for case in corpus_cases():
+        manifest = SHARED / "corpus" / case / "dump" / "MANIFEST.tsv"
+        if not manifest.is_file():
+            continue
+        rows = manifest.read_text().splitlines()[1:]
+        for row in rows:
+            partition, file, mode, args, code, *_ = row.split("\t")
+            params.append(pytest.param(case, partition, file, mode, args, int(code),
+                                        id=f"{case}/{partition}/{file}.{mode}"))
+    return params
+
+
+def universal_newlines(text: str) -> str:
+    """The corpus capture read the tool's output with universal newlines: a CR inside a printed value
+    (a binary key or payload) is stored as LF. Kafka itself writes the CR; compare after the same change.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def expected_stderr(text: str, code: int) -> list[str]:
+    """The stored stderr without the Java stack trace that follows a crash message."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if code == 0:
+        return lines
+    for i in range(1, len(lines)):
+        if TRACE_START.match(lines[i]) or lines[i].startswith("\t"):
+            return lines[:i]
+    return lines
+
+
+def run(case_input: Path, path: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.chdir(case_input)
+    out, err = io.StringIO(), io.StringIO()
+    options = {"deep": False, "print_data": False, "verify_index_only": False, "index_sanity_check": False,
+               "max_message_size": dls.DEFAULT_MAX_MESSAGE_SIZE, "max_bytes": None, "skip_record_metadata": False}
+    options.update(MODES[mode])
+    code = run_kafka_format([path], out=out, err=err, **options)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(("case", "partition", "file", "mode", "args", "code"), _runs())
+def test_matches_dump_log_segments(case: str, partition: str, file: str, mode: str, args: str, code: int,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = shared_dir("corpus") / case
+    assert args.endswith(f"--files {partition}/{file}")
+    got_code, got_out, got_err = run(root / "input", f"{partition}/{file}", mode, monkeypatch)
+    dump = root / "dump" / partition
+    want_out = (dump / f"{file}.{mode}.txt").read_bytes()
+    assert universal_newlines(got_out).encode("utf-8") == want_out
+    stderr_file = dump / f"{file}.{mode}.stderr.txt"
+    want_err = expected_stderr(stderr_file.read_text(encoding="utf-8") if stderr_file.exists() else "", code)
+    assert got_err.split("\n")[:-1] == want_err
+    assert got_code == code
+
+
+def test_corpus_has_dumps() -> None:
+    cases = [c for c in corpus_cases() if (shared_dir("corpus") / c / "dump" / "MANIFEST.tsv").is_file()]
+    assert cases, "no corpus case has a dump/MANIFEST.tsv"
+
+
+def test_java_utf8_matches_the_jdk_on_malformed_input() -> None:
+    assert dls.java_utf8(b"ok") == "ok"
+    assert dls.java_utf8(b"\xed\xa0\x80x") == "\ufffdx"  # an encoded surrogate: one replacement
+    assert dls.java_utf8(b"a\xe1\x80") == "a\ufffd"  # truncated at the end: one replacement
+    assert dls.java_utf8(b"\xed\xa0") == "\ufffd"
+    assert dls.java_utf8(b"\xe1\x80A") == "\ufffdA"
+    assert dls.java_utf8(b"\xf0\x80\x80\x80") == "\ufffd" * 4
+    assert dls.java_utf8(b"\xc0\xaf") == "\ufffd\ufffd"
+    assert dls.java_utf8(b"\xf0\x9f\x98\x80") == "\U0001f600"
+
+
+def test_hashmap_order_is_javas() -> None:
+    # "Aa" and "BB" collide in Java (same hashCode): a bucket keeps insertion order.
+    assert dls.java_string_hash("Aa") == dls.java_string_hash("BB")
+    assert dls.java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
+    assert dls.java_string_hash("hello") == 99162322
+
+
+def test_summaries_follow_execute() -> None:
+    session = dls.DlsSession()
+    session.record_index_mismatch("p/1.index", None, 5, 4)
+    session.record_index_mismatch("p/1.index", None, 9, 8)
+    session.record_gap("p/2.log", None, -1, 7)
+    assert session.summary_lines() == [
+        "Mismatches in :p/1.index", "  Index offset: 9, log offset: 8", "  Index offset: 5, log offset: 4",
+        "Non-consecutive offsets in p/2.log", "  -1 is followed by 7"]
