@@ -48,9 +48,12 @@ def _aborted_txns(data: bytes, base_offset: int) -> list[AbortedTxn]:
 
 def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | None]:
     """Producers of a ``.snapshot`` or the ``CorruptSnapshotException`` message Kafka would print."""
+    corrupt = dls.snapshot_corruption(data)
+    if corrupt is not None:
+        return None, corrupt
     from kafkatool.schema import producer_snapshot
 
-    return producer_snapshot.kafka_read_snapshot(data)
+    return list(producer_snapshot.parse_producer_snapshot(data).entries), None
 
 
 def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,

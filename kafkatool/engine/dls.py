@@ -1220,6 +1220,42 @@ def dump_txn_index(path: str, entries: list[AbortedTxn] | None) -> FileDump:
     return out.finish()
 
 
+SNAPSHOT_ENTRIES_OFFSET = 6  # version (2) + crc (4): the CRC covers everything after
+SNAPSHOT_ENTRY_SIZE = 46
+SNAPSHOT_VERSIONS = (1, 1)
+
+
+def snapshot_corruption(data: bytes) -> str | None:
+    """The ``CorruptSnapshotException`` message ``ProducerStateManager.readSnapshot`` throws, or ``None``.
+
+    Models the checks in order: the version (inside the schema-validation wrapper), the generated
+    reader's array checks and buffer underflows (null messages), then the CRC-32C over the entries.
+    """
+    import crc32c
+
+    wrap = "Snapshot failed schema validation: "
+    if len(data) < 2:
+        return wrap + "null"
+    version = struct.unpack_from(">h", data, 0)[0]
+    if not SNAPSHOT_VERSIONS[0] <= version <= SNAPSHOT_VERSIONS[1]:
+        return wrap + f"Snapshot contained an unknown file version {version}"
+    if len(data) < 10:
+        return wrap + "null"
+    crc, count = struct.unpack_from(">Ii", data, 2)
+    remaining = len(data) - 10
+    if count < 0:
+        return wrap + "non-nullable field producerEntries was serialized as null"
+    if count > remaining:
+        return wrap + (f"Tried to allocate a collection of size {count}, but there are only {remaining} "
+                       "bytes remaining.")
+    if remaining < count * SNAPSHOT_ENTRY_SIZE:
+        return wrap + "null"
+    computed = crc32c.crc32c(data[SNAPSHOT_ENTRIES_OFFSET:])
+    if computed != crc:
+        return f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: {computed}"
+    return None
+
+
 def snapshot_entry_line(entry: ProducerSnapshotEntry) -> str:
     """One producer of ``dumpProducerIdSnapshot`` (batch metadata only when a last offset is stored)."""
     txn_first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None
@@ -1268,6 +1304,7 @@ __all__ = [
     "kraft_control_json",
     "missing_index_error",
     "sibling_path",
+    "snapshot_corruption",
     "snapshot_entry_line",
     "unknown_file_line",
 ]

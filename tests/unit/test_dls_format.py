@@ -119,3 +119,50 @@ def test_summaries_follow_execute() -> None:
     assert session.summary_lines() == [
         "Mismatches in :p/1.index", "  Index offset: 9, log offset: 8", "  Index offset: 5, log offset: 4",
         "Non-consecutive offsets in p/2.log", "  -1 is followed by 7"]
+
+
+def test_lazy_record_failure_prints_the_records_before_it() -> None:
+    from kafkatool.model import Record
+    from kafkatool.schema import record_batch as rb
+
+    records = [Record(offset=i, timestamp=0, key=b"k%d" % i, value=b"v", offset_delta=i, timestamp_delta=i)
+               for i in range(3)]
+    data = bytearray(rb.build_records_batch(records, base_offset=10, base_timestamp=1000))
+    data[8:12] = (len(data) - 12 + 3).to_bytes(4, "big")  # three stray bytes after the last record
+    dump = dls.dump_log(dls.DlsSession(), "p/00000000000000000010.log", bytes(data) + bytes(3), deep=True)
+    assert [line[:12] for line in dump.lines[2:]] == ["| offset: 10", "| offset: 11"]
+    assert dump.crash == "Incorrect declared batch size, records still remaining in file"
+
+
+def test_zero_tail_crashes_like_file_log_input_stream() -> None:
+    dump = dls.dump_log(dls.DlsSession(), "p/00000000000000000000.log", bytes(40))
+    assert dump.lines == ["Log starting offset: 0"]
+    assert dump.crash == ("Found record size 0 smaller than minimum record overhead (14) in file "
+                          "p/00000000000000000000.log.")
+
+
+def test_snapshot_corruption_messages() -> None:
+    import struct
+
+    import crc32c
+
+    body = struct.pack(">i", 0)
+    good = struct.pack(">hI", 1, crc32c.crc32c(body)) + body
+    assert dls.snapshot_corruption(good) is None
+    assert dls.snapshot_corruption(b"\x00") == "Snapshot failed schema validation: null"
+    assert dls.snapshot_corruption(struct.pack(">h", 7) + good[2:]) == (
+        "Snapshot failed schema validation: Snapshot contained an unknown file version 7")
+    bad = struct.pack(">hI", 1, 5) + body
+    assert dls.snapshot_corruption(bad) == (
+        f"Snapshot is corrupt (CRC is no longer valid). Stored crc: 5. Computed crc: {crc32c.crc32c(body)}")
+
+
+def test_index_lookup_and_missing_batch() -> None:
+    index = dls.IndexSlots(100, 24, [(100, 0), (110, 50), (120, 90)])
+    assert dls.index_lookup(index, 99) == (100, 0)
+    assert dls.index_lookup(index, 115) == (110, 50)
+    assert dls.index_lookup(index, 500) == (120, 90)
+    # An entry whose position holds no whole batch: iterator().next() throws with a null message.
+    dump = dls.dump_index(dls.DlsSession(), "p/00000000000000000100.index",
+                          dls.IndexSlots(100, 8, [(105, 0)]), bytes(10))
+    assert dump.crash == "null"
