@@ -9,7 +9,10 @@ boundary, so damage in the middle of a segment never hides what follows it.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
+
+from crc32c import crc32c
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import Defect, LegacyBatch, LogEntry, RecordBatch
@@ -22,6 +25,7 @@ RESYNC_CONFIRM = 2  # headers that must chain after a resync candidate (or reach
 LEGACY_MAGICS = (0, 1)
 
 WalkItem = LogEntry | Defect
+_LENGTH = struct.Struct(">i")
 
 
 def _plausible_v2(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int] | None:
@@ -87,6 +91,7 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
     caller having asked for a prefix. With ``deep`` each entry's records are decoded too.
     """
     size = len(buf)
+    view = memoryview(buf)
     limit = size if end is None else min(end, size)
     prefix_only = end is not None and end < size
     pos = start
@@ -96,7 +101,7 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
             if not prefix_only:
                 yield _tail_defect(buf, file, pos, limit)
             return
-        length = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+        length = _LENGTH.unpack_from(buf, pos + 8)[0]
         if length < RECORD_OVERHEAD_V0:
             if _all_zero(buf, pos, limit):
                 yield Defect("trailing-zeros", file, pos, "batch_length",
@@ -118,7 +123,7 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
         try:
             entry: LogEntry
             if magic == rb.MAGIC:
-                entry, record_error = _read_v2(buf, pos, deep, verify_crc, max_output)
+                entry, record_error = _read_v2(view, pos, deep, verify_crc, max_output)
             elif magic in LEGACY_MAGICS:
                 entry, record_error = _read_legacy(buf, pos, deep, max_output)
             else:
@@ -168,7 +173,7 @@ def _resync(buf: bytes | memoryview, file: str, pos: int, limit: int, reason: st
     return nxt
 
 
-def _read_v2(buf: bytes | memoryview, pos: int, deep: bool, verify_crc: bool,
+def _read_v2(buf: memoryview, pos: int, deep: bool, verify_crc: bool,
              max_output: int) -> tuple[RecordBatch, DecodeError | None]:
     """One magic 2 batch; a record-level failure is returned, not raised, so the header still counts."""
     batch = rb.parse_batch_header(buf, pos)
@@ -176,11 +181,12 @@ def _read_v2(buf: bytes | memoryview, pos: int, deep: bool, verify_crc: bool,
         raise DecodeError("batch_length",
                           f"batch length {batch.batch_length} is below the {rb.BATCH_OVERHEAD}-byte batch header",
                           pos + 8)
+    end = pos + rb.LOG_OVERHEAD + batch.batch_length
     if verify_crc:
-        batch.crc_valid = rb.compute_crc(buf, pos, batch.batch_length) == batch.crc
+        batch.crc_valid = crc32c(buf[pos + rb.ATTRIBUTES_OFFSET:end]) == batch.crc
     if deep:
         try:
-            batch.records = rb.decode_records(batch, rb.records_payload(buf, batch), max_output=max_output)
+            batch.records = rb.decode_records(batch, buf[pos + rb.HEADER_SIZE:end], max_output=max_output)
         except DecodeError as err:
             return batch, err
     return batch, None

@@ -169,6 +169,8 @@ def decode_records(batch: RecordBatch, payload: bytes | memoryview, *,
     exactly ``records_count`` records. Positions in errors are absolute when the batch position is.
     """
     codec_id = batch.attributes & 0x07
+    if codec_id == 0:
+        return _decode_record_list(batch, payload, batch.position + HEADER_SIZE)
     try:
         codec = Compression(codec_id)
     except ValueError:
@@ -217,47 +219,85 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
                               _where(origin, pos, batch))
         start = pos
         try:
-            size, pos = read_varint(data, pos)
+            # Varints are inlined with a one-byte fast path: this loop is the deep-scan hot spot.
+            b = data[pos]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                size, pos = read_varint(data, pos)
             body_start = pos
             if size < 0 or end - pos < size:
                 raise DecodeError("record.length",
                                   f"record declares {size} bytes but only {end - pos} remain in the batch", start)
-            attributes = data[pos] if data[pos] < 128 else data[pos] - 256
+            attributes = data[pos]
+            if attributes > 127:
+                attributes -= 256
             pos += 1
-            ts_delta, pos = read_varint(data, pos, 10)
-            off_delta, pos = read_varint(data, pos)
-            klen, pos = read_varint(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = read_varint(data, pos, 10)
+            b = data[pos]
+            if b < 0x80:
+                off_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                off_delta, pos = read_varint(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                klen, pos = read_varint(data, pos)
             if klen < 0:
                 key = None
             else:
                 key = bytes(data[pos:pos + klen])
                 pos += klen
-            vlen, pos = read_varint(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                vlen, pos = read_varint(data, pos)
             if vlen < 0:
                 value = None
             else:
                 value = bytes(data[pos:pos + vlen])
                 pos += vlen
-            nheaders, pos = read_varint(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                nheaders = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                nheaders, pos = read_varint(data, pos)
             if nheaders < 0:
                 raise DecodeError("record.headers", f"negative header count {nheaders}", pos)
-            headers: list[Header] = []
-            for _h in range(nheaders):
-                hklen, pos = read_varint(data, pos)
-                if hklen < 0:
-                    raise DecodeError("record.header.key", f"negative header key size {hklen}", pos)
-                hkey = bytes(data[pos:pos + hklen])
-                pos += hklen
-                hvlen, pos = read_varint(data, pos)
-                if hvlen < 0:
-                    hval = None
-                else:
-                    hval = bytes(data[pos:pos + hvlen])
-                    pos += hvlen
-                headers.append(Header(hkey, hval))
+            headers: tuple[Header, ...] = ()
+            if nheaders:
+                hlist: list[Header] = []
+                for _h in range(nheaders):
+                    hklen, pos = read_varint(data, pos)
+                    if hklen < 0:
+                        raise DecodeError("record.header.key", f"negative header key size {hklen}", pos)
+                    hkey = bytes(data[pos:pos + hklen])
+                    pos += hklen
+                    hvlen, pos = read_varint(data, pos)
+                    if hvlen < 0:
+                        hval = None
+                    else:
+                        hval = bytes(data[pos:pos + hvlen])
+                        pos += hvlen
+                    hlist.append(Header(hkey, hval))
+                headers = tuple(hlist)
             if pos - body_start != size:
                 raise DecodeError("record.length",
                                   f"record declares {size} bytes but its fields take {pos - body_start}", start)
+        except IndexError:
+            raise DecodeError("records", "record data ends inside a record", _where(origin, start, batch)) from None
         except DecodeError as err:
             if err.position is not None and origin is not None:
                 raise err.located(base=origin) from None
@@ -268,7 +308,7 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
             timestamp=max_ts if log_append else base_ts + ts_delta,
             key=key,
             value=value,
-            headers=tuple(headers),
+            headers=headers,
             sequence=seq,
             attributes=attributes,
             offset_delta=off_delta,

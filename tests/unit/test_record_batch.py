@@ -127,7 +127,7 @@ def test_truncated_header_is_located() -> None:
     data = rb.build_records_batch([], base_offset=0, base_timestamp=0)
     try:
         rb.parse_batch_header(data[:40], 0)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         assert "needs 61 bytes" in str(err)
     else:
         raise AssertionError("expected a DecodeError")
