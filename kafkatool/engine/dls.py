@@ -370,8 +370,13 @@ class FileBatch:
             from kafkatool.schema import legacy
 
             entry = self.legacy()
+            if entry.attributes & 0x07 == 0:
+                # An uncompressed legacy message iterates as itself (AbstractLegacyRecordBatch is a Record).
+                yield Record(offset=entry.offset, timestamp=entry.max_timestamp, key=entry.key, value=entry.value,
+                             magic=entry.magic, crc=entry.crc, crc_valid=entry.crc_valid)
+                return
             try:
-                inner = legacy.inner_records(entry)
+                inner = entry.records if entry.records is not None else legacy.inner_records(entry)
             except DecodeError as err:
                 raise DlsError(err.reason) from None
             yield from inner
