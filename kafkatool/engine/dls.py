@@ -35,21 +35,24 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import (
     NO_SEQUENCE,
     AbortedTxn,
+    Compression,
+    ControlType,
     LegacyBatch,
     ProducerSnapshotEntry,
     Record,
     RecordBatch,
     increment_sequence,
 )
+from kafkatool.schema import log_segment
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.varint import read_unsigned_varint
 
 INT_MAX = 0x7FFFFFFF
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-RECORD_OVERHEAD_V0 = 14
-HEADER_SIZE_UP_TO_MAGIC = 17
-LOG_OVERHEAD = 12
-RECORD_BATCH_OVERHEAD = 61
+RECORD_OVERHEAD_V0 = log_segment.RECORD_OVERHEAD_V0
+HEADER_SIZE_UP_TO_MAGIC = log_segment.HEADER_SIZE_UP_TO_MAGIC
+LOG_OVERHEAD = rb.LOG_OVERHEAD
+RECORD_BATCH_OVERHEAD = rb.HEADER_SIZE
 OFFSET_INDEX_ENTRY = 8
 TIME_INDEX_ENTRY = 12
 ABORTED_TXN_SIZE = 34
@@ -63,9 +66,8 @@ SNAPSHOT_SUFFIX = ".snapshot"
 KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
-COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
-CONTROL_TYPE_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
-                      5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+COMPRESSION_NAMES = {c.value: c.label for c in Compression}
+CONTROL_TYPE_NAMES = {c.value: c.name for c in ControlType}
 
 
 class Buffer(Protocol):
