@@ -23,7 +23,7 @@ from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogEntry
 from kafkatool.reading import small_files
 from kafkatool.reading.inventory import expand
-from kafkatool.reading.log import open_log
+from kafkatool.reading.log import open_log, read_log
 from kafkatool.render.output import Diagnostics, Output, make_output
 from kafkatool.schema.filenames import FileKind, classify, offset_from_name
 
@@ -121,21 +121,67 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     return defects
 
 
+def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, list[rows.Row]]:
+    """File-level facts and one row per decoded entry of a small file."""
+    value = loaded.value
+    info: rows.Row = {"size": loaded.size}
+    if loaded.base_offset is not None:
+        info["base_offset"] = loaded.base_offset
+    if value is None:
+        return info, []
+    kind = loaded.kind
+    if kind == FileKind.OFFSET_INDEX.value:
+        return info, [rows.index_row(e) for e in value.entries]
+    if kind == FileKind.TIME_INDEX.value:
+        return info, [rows.time_index_row(e) for e in value.entries]
+    if kind == FileKind.TXN_INDEX.value:
+        return info, [rows.aborted_txn_row(e) for e in value]
+    if kind == FileKind.PRODUCER_SNAPSHOT.value:
+        info.update({"version": value.version, "crc": value.crc, "crc_valid": value.crc_valid})
+        return info, [rows.producer_row(e) for e in value.entries]
+    if kind == FileKind.LEADER_EPOCH_CHECKPOINT.value:
+        return info, [rows.epoch_row(e) for e in value]
+    if isinstance(value, dict) and kind.endswith("checkpoint"):
+        return info, [rows.checkpoint_row(tp.topic, tp.partition, off) for tp, off in value.items()]
+    return info, [rows.property_row(k, v) for k, v in rows.facts(value).items()]
+
+
+def verify_index(path: Path, loaded: small_files.Loaded) -> list[Defect]:
+    """Index and time index entries against their segment (read shallow)."""
+    from kafkatool.engine.verify import check_offset_index, check_time_index
+
+    log_path = path.with_name(path.name.split(".", 1)[0] + ".log")
+    if not log_path.exists():
+        return [Defect("index-without-log", str(path), None, "file",
+                       f"{log_path.name} is missing: the index cannot be checked (Kafka deletes such orphans)",
+                       "warning")]
+    entries, _ = read_log(log_path)
+    base = loaded.base_offset or 0
+    value = loaded.value
+    if loaded.kind == FileKind.OFFSET_INDEX.value:
+        return check_offset_index(str(path), value.entries, base, entries, log_path.stat().st_size, loaded.size)
+    return check_time_index(str(path), value.entries, base, entries, loaded.size)
+
+
 def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics) -> list[Defect] | None:
     """Dump one file by its kind; ``None`` when the name is not a Kafka file kind."""
     kind = classify(path.name)
     if kind in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
         return dump_log(path, out, opts, opts.verify)
-    if kind is FileKind.UNKNOWN:
+    if kind is FileKind.UNKNOWN or kind not in SMALL_KINDS:
         return None
-    result = small_files.read_any(path, kind, verify=opts.verify)
-    out.begin_file(str(path), result.kind, result.info)
-    for row in result.rows:
+    loaded = small_files.load(path, kind)
+    defects = list(loaded.defects)
+    if opts.verify and loaded.value is not None and kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX):
+        defects += verify_index(path, loaded)
+    info, file_rows = small_rows(loaded)
+    out.begin_file(str(path), loaded.kind, info)
+    for row in file_rows:
         out.row(row)
-    for d in result.defects:
+    for d in defects:
         out.row(rows.defect_row(d))
-    out.end_file({"entries": len(result.rows), "defects": len([d for d in result.defects if d.severity != "info"])})
-    return result.defects
+    out.end_file({"entries": len(file_rows), "defects": len([d for d in defects if d.severity != "info"])})
+    return defects
 
 
 def run(paths: list[str], fmt: Format, opts: Options) -> int:

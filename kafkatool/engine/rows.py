@@ -203,3 +203,16 @@ def property_row(key: str, value: Any) -> Row:
 
 
 RowMaker = Callable[[Any], Row]
+
+
+def facts(value: Any) -> dict[str, Any]:
+    """The fields of a decoded metadata object (a dataclass or a mapping) as plain key/values."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    elif isinstance(value, dict):
+        items = dict(value)
+    else:
+        items = {"value": value}
+    return {str(k): (v.hex() if isinstance(v, bytes) else v) for k, v in items.items()}

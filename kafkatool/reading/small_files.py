@@ -1,0 +1,80 @@
+"""Reading the small file kinds: indexes, snapshots, checkpoints and the metadata files.
+
+Each loader reads the whole file (they are small: an index is at most ``segment.index.bytes``), decodes
+it through its schema module and returns the decoded value with the defects found, never raising for
+bad content: a damaged file still yields whatever could be decoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafkatool.errors import DecodeError
+from kafkatool.model import Defect
+from kafkatool.reading.files import read_bytes
+from kafkatool.schema import (
+    checkpoint,
+    clean_shutdown,
+    meta_properties,
+    offset_index,
+    partition_metadata,
+    producer_snapshot,
+    time_index,
+    txn_index,
+)
+from kafkatool.schema.filenames import FileKind, offset_from_name
+
+
+@dataclass
+class Loaded:
+    """A decoded small file: its kind label, the decoded value, its size and the defects found."""
+
+    kind: str
+    value: Any
+    size: int
+    defects: list[Defect] = field(default_factory=list)
+    base_offset: int | None = None
+
+
+def _defect(path: str, err: DecodeError, code: str) -> Defect:
+    return Defect(code, path, err.position, err.field, err.reason)
+
+
+def load(path: Path, kind: FileKind) -> Loaded:
+    """Decode one small file of ``kind``."""
+    name = str(path)
+    data = read_bytes(path)
+    base = offset_from_name(path.name)
+    loaded = Loaded(kind.value, None, len(data), base_offset=base)
+    try:
+        if kind is FileKind.OFFSET_INDEX:
+            loaded.value = offset_index.parse_offset_index(data, base or 0)
+        elif kind is FileKind.TIME_INDEX:
+            loaded.value = time_index.parse_time_index(data, base or 0)
+        elif kind is FileKind.TXN_INDEX:
+            loaded.value = txn_index.parse_txn_index(data)
+        elif kind is FileKind.PRODUCER_SNAPSHOT:
+            snap = producer_snapshot.parse_producer_snapshot(data)
+            loaded.value = snap
+            if not snap.crc_valid:
+                loaded.defects.append(Defect("snapshot-crc", name, 2, "crc",
+                                             f"stored CRC {snap.crc} does not match the entries: Kafka rejects "
+                                             "this snapshot at load"))
+        elif kind is FileKind.LEADER_EPOCH_CHECKPOINT:
+            loaded.value = checkpoint.parse_leader_epoch_checkpoint(data)
+        elif kind in (FileKind.RECOVERY_POINT_CHECKPOINT, FileKind.REPLICATION_OFFSET_CHECKPOINT,
+                      FileKind.LOG_START_OFFSET_CHECKPOINT, FileKind.CLEANER_OFFSET_CHECKPOINT):
+            loaded.value = checkpoint.parse_offset_checkpoint(data)
+        elif kind is FileKind.PARTITION_METADATA:
+            loaded.value = partition_metadata.parse_partition_metadata(data)
+        elif kind is FileKind.META_PROPERTIES:
+            loaded.value = meta_properties.parse_meta_properties(data)
+        elif kind is FileKind.CLEAN_SHUTDOWN:
+            loaded.value = clean_shutdown.parse_clean_shutdown(data)
+        else:
+            raise DecodeError("file", f"no decoder for {kind.value} files")
+    except DecodeError as err:
+        loaded.defects.append(_defect(name, err, f"{kind.value}-decode"))
+    return loaded
