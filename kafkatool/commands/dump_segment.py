@@ -27,6 +27,12 @@ from kafkatool.reading.log import open_log, read_log
 from kafkatool.render.output import Diagnostics, Output, make_output
 from kafkatool.schema.filenames import FileKind, classify, offset_from_name
 
+SMALL_KINDS = frozenset({
+    FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX, FileKind.PRODUCER_SNAPSHOT,
+    FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.RECOVERY_POINT_CHECKPOINT, FileKind.REPLICATION_OFFSET_CHECKPOINT,
+    FileKind.LOG_START_OFFSET_CHECKPOINT, FileKind.CLEANER_OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA,
+    FileKind.META_PROPERTIES, FileKind.CLEAN_SHUTDOWN})
+
 
 class Format(StrEnum):
     """Output formats."""
