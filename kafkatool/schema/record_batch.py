@@ -10,14 +10,12 @@ derived at import time from :data:`BATCH_HEADER`; tests check that both agree.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from typing import Any
 
 import crc32c
 from construct import (
     Construct,
-    FormatField,
     Int8sb,
     Int16sb,
     Int32sb,
@@ -25,7 +23,6 @@ from construct import (
     Int64sb,
     Prefixed,
     PrefixedArray,
-    Renamed,
     Struct,
     stream_read,
     stream_write,
@@ -41,6 +38,7 @@ from kafkatool.model import (
     increment_sequence,
 )
 from kafkatool.schema.control import parse_control_record
+from kafkatool.schema.fixed import derive_struct, field_offsets
 from kafkatool.schema.varint import VarInt, VarLong, encode_varint, read_varint
 
 MAGIC = 2
@@ -76,24 +74,10 @@ HEADER_SIZE = BATCH_HEADER.sizeof()
 BATCH_OVERHEAD = HEADER_SIZE - LOG_OVERHEAD
 
 FIELD_NAMES: tuple[str, ...] = tuple(sc.name for sc in BATCH_HEADER.subcons)
-FIELD_OFFSETS: dict[str, int] = {}
+FIELD_OFFSETS: dict[str, int] = field_offsets(BATCH_HEADER)
 
 
-def _derive_struct(decl: Struct) -> struct.Struct:
-    """Build a ``struct.Struct`` equivalent to a flat construct Struct of fixed-size integer fields."""
-    codes = []
-    offset = 0
-    for sc in decl.subcons:
-        inner = sc.subcon if isinstance(sc, Renamed) else sc
-        if not isinstance(inner, FormatField) or not inner.fmtstr.startswith(">"):
-            raise TypeError(f"field {sc.name} is not a big-endian fixed-size field")
-        FIELD_OFFSETS.setdefault(sc.name, offset)
-        offset += inner.length
-        codes.append(inner.fmtstr[1:])
-    return struct.Struct(">" + "".join(codes))
-
-
-HEADER_STRUCT = _derive_struct(BATCH_HEADER)
+HEADER_STRUCT = derive_struct(BATCH_HEADER)
 assert HEADER_STRUCT.size == HEADER_SIZE
 
 
