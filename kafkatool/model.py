@@ -366,3 +366,19 @@ class TopicPartition:
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+@dataclass(slots=True)
+class IndexFile:
+    """A decoded ``.index`` or ``.timeindex``.
+
+    ``entries`` are the live entries: Kafka's readers stop at the first entry after the first whose
+    offset is the base offset again, the zero fill of a preallocated index. ``slots`` counts every
+    whole entry in the file, ``zero_tail`` the slots after the live ones, ``trailing_bytes`` the bytes
+    after the last whole slot.
+    """
+
+    entries: list[OffsetIndexEntry] | list[TimeIndexEntry]
+    slots: int
+    zero_tail: int
+    trailing_bytes: int
