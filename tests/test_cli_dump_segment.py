@@ -24,7 +24,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_help_lists_every_option_and_the_man_page_documents_them() -> None:
-    import click
+    import typer.core
     import typer.main
 
     command = typer.main.get_command(app)
@@ -34,7 +34,7 @@ def test_help_lists_every_option_and_the_man_page_documents_them() -> None:
     code, out, _ = run("dump-segment", "--help")
     assert code == 0
     for param in sub.params:
-        if isinstance(param, click.Option):
+        if isinstance(param, typer.core.TyperOption):
             for opt in param.opts:
                 assert opt in man_plain, f"{opt} missing from man/kafkatool-dump-segment.1"
                 assert opt in out, f"{opt} missing from --help"

@@ -42,26 +42,48 @@ def _defect(path: str, err: DecodeError, code: str) -> Defect:
     return Defect(code, path, err.position, err.field, err.reason)
 
 
+def _index(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
+    """Decode an offset or time index and note a partial tail and an untrimmed zero fill."""
+    base = loaded.base_offset or 0
+    if kind is FileKind.OFFSET_INDEX:
+        value, entry_size = offset_index.parse_offset_index(data, base), offset_index.ENTRY_SIZE
+    else:
+        value, entry_size = time_index.parse_time_index(data, base), time_index.ENTRY_SIZE
+    loaded.value = value
+    if value.trailing_bytes:
+        loaded.defects.append(Defect(
+            "index-size", name, len(data) - value.trailing_bytes, "entries",
+            f"{value.trailing_bytes} trailing bytes are not a whole {entry_size}-byte entry: Kafka's sanity "
+            "check fails and the index is rebuilt at start-up"))
+    if value.zero_tail:
+        loaded.defects.append(Defect(
+            "index-preallocated", name, len(value.entries) * entry_size, "entries",
+            f"{value.zero_tail} zero-filled slots after the last entry: the index was never trimmed "
+            "(the active segment at a crash, or a log not closed)", "info"))
+
+
 def load(path: Path, kind: FileKind) -> Loaded:
     """Decode one small file of ``kind``."""
     name = str(path)
     data = read_bytes(path)
-    base = offset_from_name(path.name)
-    loaded = Loaded(kind.value, None, len(data), base_offset=base)
+    loaded = Loaded(kind.value, None, len(data), base_offset=offset_from_name(path.name))
     try:
-        if kind is FileKind.OFFSET_INDEX:
-            loaded.value = offset_index.parse_offset_index(data, base or 0)
-        elif kind is FileKind.TIME_INDEX:
-            loaded.value = time_index.parse_time_index(data, base or 0)
+        if kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX):
+            _index(loaded, name, data, kind)
         elif kind is FileKind.TXN_INDEX:
             loaded.value = txn_index.parse_txn_index(data)
+            if len(data) % txn_index.ENTRY_SIZE:
+                loaded.defects.append(Defect(
+                    "txnindex-partial", name, len(data) - len(data) % txn_index.ENTRY_SIZE, "entry",
+                    f"{len(data) % txn_index.ENTRY_SIZE} trailing bytes do not form a whole entry", "warning"))
+            txn_index.check_versions(loaded.value)
         elif kind is FileKind.PRODUCER_SNAPSHOT:
             snap = producer_snapshot.parse_producer_snapshot(data)
             loaded.value = snap
             if not snap.crc_valid:
-                loaded.defects.append(Defect("snapshot-crc", name, 2, "crc",
+                loaded.defects.append(Defect("snapshot-crc", name, producer_snapshot.CRC_OFFSET, "crc",
                                              f"stored CRC {snap.crc} does not match the entries: Kafka rejects "
-                                             "this snapshot at load"))
+                                             "this snapshot at load and rebuilds producer state from the log"))
         elif kind is FileKind.LEADER_EPOCH_CHECKPOINT:
             loaded.value = checkpoint.parse_leader_epoch_checkpoint(data)
         elif kind in (FileKind.RECOVERY_POINT_CHECKPOINT, FileKind.REPLICATION_OFFSET_CHECKPOINT,
@@ -73,6 +95,9 @@ def load(path: Path, kind: FileKind) -> Loaded:
             loaded.value = meta_properties.parse_meta_properties(data)
         elif kind is FileKind.CLEAN_SHUTDOWN:
             loaded.value = clean_shutdown.parse_clean_shutdown(data)
+            if loaded.value.problem:
+                loaded.defects.append(Defect("clean-shutdown-content", name, 0, "content", loaded.value.problem,
+                                             "warning"))
         else:
             raise DecodeError("file", f"no decoder for {kind.value} files")
     except DecodeError as err:
