@@ -22,6 +22,8 @@ _WS = re.compile(r"\s+")
 def _lines(data: bytes) -> list[tuple[int, str]]:
     """``(byte position, text)`` of each line, as ``BufferedReader.readLine`` splits them."""
     text = data.decode("utf-8", errors="replace")
+    if not text:
+        return []
     out = []
     pos = 0
     for raw in re.split(r"(\r\n|\r|\n)", text)[::2]:
