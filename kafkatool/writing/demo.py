@@ -184,20 +184,21 @@ def build_demo(out: Path) -> None:
         elif i % 3 == 0:
             part.append(values, epoch=epoch, codec=codecs[i % 5], pid=1000)
         else:
-            part.append(values + [None], epoch=epoch, codec=codecs[(i + 1) % 5])
+            part.append([*values, None], epoch=epoch, codec=codecs[(i + 1) % 5])
     part.close()
     if out.exists():
         shutil.rmtree(out)
     pdir = out / "demo-0"
     for seg in part.segments:
-        write_atomic(pdir / segment_file_name(seg.base, LOG_SUFFIX), bytes(seg.log))
-        write_atomic(pdir / segment_file_name(seg.base, INDEX_SUFFIX), offset_index.build_offset_index(seg.index, seg.base))
+        name = segment_file_name
+        write_atomic(pdir / name(seg.base, LOG_SUFFIX), bytes(seg.log))
+        write_atomic(pdir / name(seg.base, INDEX_SUFFIX), offset_index.build_offset_index(seg.index, seg.base))
         times = seg.times
         if seg is part.segments[-1] and seg.max_ts > (times[-1].timestamp if times else -1):
             times = [*times, TimeIndexEntry(seg.max_ts, seg.max_ts_offset)]
-        write_atomic(pdir / segment_file_name(seg.base, TIME_INDEX_SUFFIX), time_index.build_time_index(times, seg.base))
+        write_atomic(pdir / name(seg.base, TIME_INDEX_SUFFIX), time_index.build_time_index(times, seg.base))
         if seg.aborted:
-            write_atomic(pdir / segment_file_name(seg.base, TXN_INDEX_SUFFIX), txn_index.build_txn_index(seg.aborted))
+            write_atomic(pdir / name(seg.base, TXN_INDEX_SUFFIX), txn_index.build_txn_index(seg.aborted))
     for offset, data in part.snapshots.items():
         write_atomic(pdir / segment_file_name(offset, PRODUCER_SNAPSHOT_SUFFIX), data)
     write_atomic(pdir / LEADER_EPOCH_CHECKPOINT, checkpoint.build_leader_epoch_checkpoint(part.epochs))
