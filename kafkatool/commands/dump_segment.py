@@ -207,14 +207,15 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
             continue
         if found is None:
             unknown.append(str(path))
-            diag.warning(f"{path}: not a Kafka file kind (by its name); skipped")
             continue
         dumped += 1
         all_defects.extend(found)
     serious = [d for d in all_defects if d.severity != "info"]
     out.finish({"files": dumped, "skipped": len(unknown), "defects": len(serious)})
     if dumped == 0:
-        raise UnreadableInputError(", ".join(paths), "nothing readable as a Kafka file")
+        raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind)")
+    for name in unknown:
+        diag.warning(f"{name}: not a Kafka file kind (by its name); skipped")
     for d in serious[:20]:
         diag.warning(d.describe())
     if len(serious) > 20:
@@ -224,7 +225,7 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
 
 def command(
     paths: Annotated[list[str], typer.Argument(help="Files, partition directories or log dirs to decode.",
-                                              show_default=False)],
+                                              show_default=False, metavar="PATH")],
     deep: Annotated[bool, typer.Option("--deep", help="Decode every record inside each batch.")] = False,
     print_data: Annotated[bool, typer.Option("--print-data", help="Show record keys and values (implies --deep).")]
     = False,
@@ -249,7 +250,7 @@ def command(
         "--index-sanity-check", help="With --format kafka: run the broker's start-up index sanity check "
                                      "(DumpLogSegments' option).")] = False,
     max_message_size: Annotated[int, typer.Option(
-        "--max-message-size", min=1, help="With --format kafka: slice size when checking an index entry.")]
+        "--max-message-size", min=1, metavar="N", help="With --format kafka: slice size when checking an index entry.")]
     = 5 * 1024 * 1024,
     skip_record_metadata: Annotated[bool, typer.Option(
         "--skip-record-metadata", help="With --format kafka: print only keys and payloads of records.")] = False,
