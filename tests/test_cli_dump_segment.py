@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -48,7 +49,7 @@ def test_man_pages_render() -> None:
         pytest.skip("man not installed")
     for page in ("kafkatool.1", "kafkatool-dump-segment.1"):
         proc = subprocess.run(["man", "-l", str(REPO / "man" / page)], capture_output=True, text=True,
-                              env={"MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "100"}, check=False)
+                              env={**os.environ, "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "100"}, check=False)
         assert proc.returncode == 0, proc.stderr
         assert "SYNOPSIS" in proc.stdout
 
