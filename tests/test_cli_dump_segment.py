@@ -175,3 +175,15 @@ def test_module_entry_point_never_prints_a_traceback(tmp_path: Path) -> None:
 
 def test_shared_is_there_for_cli_tests() -> None:
     shared_dir("corpus")
+
+
+def test_kafka_format_expands_a_partition_dir(corpus_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = corpus_root / "idem-clean"
+    monkeypatch.chdir(case / "input")
+    code, out, _ = run("dump-segment", "-f", "kafka", "payments-0")
+    assert code == 0
+    expected = "".join((case / "dump" / "payments-0" / f"{p.name}.{'shallow' if p.suffix == '.log' else 'plain'}.txt")
+                       .read_text() for p in sorted((case / "input" / "payments-0").iterdir())
+                       if p.suffix in (".log", ".index", ".timeindex")
+                       and p.name.startswith("00000000000000000000"))
+    assert out.startswith(expected)

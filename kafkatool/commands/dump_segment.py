@@ -190,6 +190,20 @@ def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics) -> list
     return defects
 
 
+def kafka_paths(paths: list[str]) -> list[str]:
+    """For ``--format kafka``: files as given; a directory becomes the files DumpLogSegments can dump
+    (segments, indexes, snapshots), in Kafka's order, named relative to it as the user named it."""
+    dumpable = {FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX,
+                FileKind.PRODUCER_SNAPSHOT, FileKind.KRAFT_SNAPSHOT}
+    out: list[str] = []
+    for raw in paths:
+        if Path(raw).is_dir():
+            out += [str(p) for p in expand([raw]) if classify(p.name) in dumpable]
+        else:
+            out.append(raw)
+    return out
+
+
 def run(paths: list[str], fmt: Format, opts: Options) -> int:
     """The command body: expand paths, dump each file, pick the exit code."""
     diag = Diagnostics()
@@ -262,7 +276,7 @@ def command(
             from kafkatool.commands.dump_kafka import run_kafka_format
 
             return run_kafka_format(
-                paths, deep=deep or print_data, print_data=print_data, verify_index_only=verify_index_only,
+                kafka_paths(paths), deep=deep or print_data, print_data=print_data, verify_index_only=verify_index_only,
                 index_sanity_check=index_sanity_check, max_message_size=max_message_size, max_bytes=max_bytes,
                 skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr)
         if verify_index_only or index_sanity_check or skip_record_metadata:
