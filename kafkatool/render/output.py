@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TextIO
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -40,7 +41,7 @@ def _json_default(obj: Any) -> Any:
 
 def dumps(obj: Any) -> str:
     """Compact, stable JSON (key order as built)."""
-    return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+    return orjson.dumps(obj, default=_json_default).decode()
 
 
 class JsonlOutput:
@@ -49,19 +50,33 @@ class JsonlOutput:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.path = ""
+        buffer = getattr(out, "buffer", None)
+        if buffer is not None:
+            out.flush()
+            self._write = buffer.write  # bytes straight to the buffered stream: no text round trip
+        else:
+            self._write = lambda data: out.write(data.decode())
+
+    def _line(self, obj: Row) -> None:
+        # Each line is written at once: holding many ~0.5 KiB bytes objects costs more than the writes.
+        self._write(orjson.dumps(obj, default=_json_default, option=orjson.OPT_APPEND_NEWLINE))
 
     def begin_file(self, path: str, kind: str, info: Row) -> None:
         self.path = path
-        self.out.write(dumps({"type": "file", "path": path, "kind": kind, **info}) + "\n")
+        self._line({"type": "file", "path": path, "kind": kind, **info})
 
     def row(self, row: Row) -> None:
-        self.out.write(dumps({**row, "file": self.path}) + "\n")
+        row["file"] = self.path
+        self._line(row)
 
     def end_file(self, summary: Row) -> None:
-        self.out.write(dumps({"type": "file_end", "path": self.path, **summary}) + "\n")
+        self._line({"type": "file_end", "path": self.path, **summary})
 
     def finish(self, summary: Row) -> None:
-        self.out.write(dumps({"type": "summary", **summary}) + "\n")
+        self._line({"type": "summary", **summary})
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None:
+            buffer.flush()
         self.out.flush()
 
 

@@ -25,6 +25,8 @@ RESYNC_CONFIRM = 2  # headers that must chain after a resync candidate (or reach
 LEGACY_MAGICS = (0, 1)
 
 WalkItem = LogEntry | Defect
+HEADER_UNPACK = rb.HEADER_STRUCT.unpack_from
+HEADER_SIZE = rb.HEADER_SIZE
 _LENGTH = struct.Struct(">i")
 
 
@@ -176,7 +178,9 @@ def _resync(buf: bytes | memoryview, file: str, pos: int, limit: int, reason: st
 def _read_v2(buf: memoryview, pos: int, deep: bool, verify_crc: bool,
              max_output: int) -> tuple[RecordBatch, DecodeError | None]:
     """One magic 2 batch; a record-level failure is returned, not raised, so the header still counts."""
-    batch = rb.parse_batch_header(buf, pos)
+    if len(buf) - pos < HEADER_SIZE:
+        raise DecodeError("batch_header", f"needs {HEADER_SIZE} bytes, only {len(buf) - pos} remain", pos)
+    batch = RecordBatch(pos, *HEADER_UNPACK(buf, pos))
     if batch.batch_length < rb.BATCH_OVERHEAD:
         raise DecodeError("batch_length",
                           f"batch length {batch.batch_length} is below the {rb.BATCH_OVERHEAD}-byte batch header",
