@@ -36,7 +36,6 @@ from kafkatool.model import (
     NO_SEQUENCE,
     AbortedTxn,
     Compression,
-    ControlType,
     LegacyBatch,
     ProducerSnapshotEntry,
     Record,
@@ -45,6 +44,7 @@ from kafkatool.model import (
 )
 from kafkatool.schema import log_segment
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.control import CONTROL_KEY_SIZE, parse_control_record
 from kafkatool.schema.varint import read_unsigned_varint
 
 INT_MAX = 0x7FFFFFFF
@@ -67,7 +67,6 @@ KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
 COMPRESSION_NAMES = {c.value: c.label for c in Compression}
-CONTROL_TYPE_NAMES = {c.value: c.name for c in ControlType}
 
 
 class Buffer(Protocol):
@@ -706,26 +705,16 @@ def _control_text(record: Record) -> str:
     key = record.key
     if key is None:
         raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "key" is null')
-    if len(key) < 4:
-        raise DlsError("Invalid value size found for end control record key. Must have at least 4 bytes, "
-                       f"but found only {len(key)}")
-    version = struct.unpack_from(">h", key, 0)[0]
-    if version < 0:
-        raise DlsError(f"Invalid version found for control record: {version}. May indicate data corruption")
-    ctype = struct.unpack_from(">h", key, 2)[0]
-    if ctype in (0, 1):
-        value = record.value
-        if value is None:
-            raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "value" is null')
-        if len(value) < 6:
-            raise DlsError("Invalid value size found for end transaction marker. Must have at least 6 bytes, "
-                           f"but found only {len(value)}")
-        vversion = struct.unpack_from(">h", value, 0)[0]
-        if vversion < 0:
-            raise DlsError(f"Invalid version found for end transaction marker: {vversion}. "
-                           "May indicate data corruption")
-        epoch = struct.unpack_from(">i", value, 2)[0]
-        return f" endTxnMarker: {CONTROL_TYPE_NAMES[ctype]} coordinatorEpoch: {epoch}"
+    marker_key = len(key) >= CONTROL_KEY_SIZE and key[0] < 0x80 and key[2:4] in (b"\0\0", b"\0\1")
+    if marker_key and record.value is None:
+        raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "value" is null')
+    try:
+        control = parse_control_record(key, record.value)
+    except DecodeError as err:
+        raise DlsError(err.reason) from None
+    ctype = control.type
+    if control.coordinator_epoch is not None:
+        return f" endTxnMarker: {control.type_name} coordinatorEpoch: {control.coordinator_epoch}"
     if ctype in KRAFT_CONTROL_PRINTERS:
         return kraft_control_json(ctype, record.value)
     return f" controlType: UNKNOWN({ctype})"

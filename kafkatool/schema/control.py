@@ -22,13 +22,16 @@ TRANSACTION_MARKERS = (ControlType.ABORT.value, ControlType.COMMIT.value)
 
 def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecord:
     """Decode a control record's key and, for COMMIT/ABORT, its marker value."""
+    # Reasons are Kafka's own InvalidRecordException messages, so both output modes can quote them.
     if key is None or len(key) < CONTROL_KEY_SIZE:
-        found = "null" if key is None else f"{len(key)} bytes"
-        raise DecodeError("control.key", f"control record key needs {CONTROL_KEY_SIZE} bytes, found {found}")
+        found = "null" if key is None else str(len(key))
+        raise DecodeError("control.key", "Invalid value size found for end control record key. Must have at least "
+                          f"{CONTROL_KEY_SIZE} bytes, but found only {found}")
     version = int.from_bytes(key[0:2], "big", signed=True)
     ctype = int.from_bytes(key[2:4], "big", signed=True)
     if version < 0:
-        raise DecodeError("control.key.version", f"negative control record version {version} (corruption)")
+        raise DecodeError("control.key.version",
+                          f"Invalid version found for control record: {version}. May indicate data corruption")
     try:
         name: str | None = ControlType(ctype).name
     except ValueError:
@@ -36,12 +39,13 @@ def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecor
     if ctype not in TRANSACTION_MARKERS:
         return ControlRecord(version, ctype, name, value=value)
     if value is None or len(value) < END_TXN_MARKER_VALUE_SIZE:
-        found = "null" if value is None else f"{len(value)} bytes"
-        raise DecodeError("control.value",
-                          f"end transaction marker value needs {END_TXN_MARKER_VALUE_SIZE} bytes, found {found}")
+        found = "null" if value is None else str(len(value))
+        raise DecodeError("control.value", "Invalid value size found for end transaction marker. Must have at least "
+                          f"{END_TXN_MARKER_VALUE_SIZE} bytes, but found only {found}")
     vversion = int.from_bytes(value[0:2], "big", signed=True)
     if vversion < 0:
-        raise DecodeError("control.value.version", f"negative end transaction marker version {vversion}")
+        raise DecodeError("control.value.version", f"Invalid version found for end transaction marker: {vversion}. "
+                          "May indicate data corruption")
     epoch = int.from_bytes(value[2:6], "big", signed=True)
     return ControlRecord(version, ctype, name, value_version=vversion, coordinator_epoch=epoch, value=value)
 

@@ -14,39 +14,25 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable
-from typing import Any
 
-from construct import Construct, Int8sb, Int32sb, Int32ub, Int64sb, Struct, stream_read, stream_write
+from construct import Int8sb, Int32sb, Int32ub, Int64sb, Struct
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import Compression, LegacyBatch, Record, TimestampType
 from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, compress, decompress
-from kafkatool.schema.fixed import derive_struct
+from kafkatool.schema.fixed import NullableBytes, derive_struct
 
 LOG_ENTRY_PREFIX = Struct("offset" / Int64sb, "message_size" / Int32sb)
 MESSAGE_PREFIX = Struct("crc" / Int32ub, "magic" / Int8sb, "attributes" / Int8sb)
 TIMESTAMP = Struct("timestamp" / Int64sb)
 
 
-class NullableBytes32(Construct):
-    """int32 length then bytes; -1 means null (legacy keys and values)."""
-
-    def _parse(self, stream: Any, context: Any, path: str) -> bytes | None:
-        length = Int32sb._parse(stream, context, path)
-        return None if length < 0 else stream_read(stream, length, path)
-
-    def _build(self, obj: bytes | None, stream: Any, context: Any, path: str) -> bytes | None:
-        if obj is None:
-            Int32sb._build(-1, stream, context, path)
-        else:
-            Int32sb._build(len(obj), stream, context, path)
-            stream_write(stream, obj, len(obj), path)
-        return obj
+NullableBytes32 = NullableBytes(Int32sb)
 
 
-MESSAGE_V0 = Struct(*MESSAGE_PREFIX.subcons, "key" / NullableBytes32(), "value" / NullableBytes32())
-MESSAGE_V1 = Struct(*MESSAGE_PREFIX.subcons, *TIMESTAMP.subcons, "key" / NullableBytes32(),
-                    "value" / NullableBytes32())
+MESSAGE_V0 = Struct(*MESSAGE_PREFIX.subcons, "key" / NullableBytes32, "value" / NullableBytes32)
+MESSAGE_V1 = Struct(*MESSAGE_PREFIX.subcons, *TIMESTAMP.subcons, "key" / NullableBytes32,
+                    "value" / NullableBytes32)
 
 ENTRY_HEAD = Struct(*LOG_ENTRY_PREFIX.subcons, *MESSAGE_PREFIX.subcons)
 ENTRY_HEAD_STRUCT = derive_struct(ENTRY_HEAD)

@@ -11,11 +11,9 @@ derived at import time from :data:`BATCH_HEADER`; tests check that both agree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import crc32c
 from construct import (
-    Construct,
     Int8sb,
     Int16sb,
     Int32sb,
@@ -24,8 +22,6 @@ from construct import (
     Prefixed,
     PrefixedArray,
     Struct,
-    stream_read,
-    stream_write,
 )
 
 from kafkatool.errors import DecodeError
@@ -38,7 +34,7 @@ from kafkatool.model import (
     increment_sequence,
 )
 from kafkatool.schema.control import parse_control_record
-from kafkatool.schema.fixed import derive_struct, field_offsets
+from kafkatool.schema.fixed import NullableBytes, derive_struct, field_offsets
 from kafkatool.schema.varint import VarInt, VarLong, encode_varint, read_varint
 
 MAGIC = 2
@@ -81,31 +77,16 @@ HEADER_STRUCT = derive_struct(BATCH_HEADER)
 assert HEADER_STRUCT.size == HEADER_SIZE
 
 
-class NullableVarBytes(Construct):
-    """Varint length then bytes; length -1 means null (a record's key or value, a header value)."""
-
-    def _parse(self, stream: Any, context: Any, path: str) -> bytes | None:
-        length = VarInt._parse(stream, context, path)
-        if length < 0:
-            return None
-        return stream_read(stream, length, path)
-
-    def _build(self, obj: bytes | None, stream: Any, context: Any, path: str) -> bytes | None:
-        if obj is None:
-            VarInt._build(-1, stream, context, path)
-        else:
-            VarInt._build(len(obj), stream, context, path)
-            stream_write(stream, obj, len(obj), path)
-        return obj
+NullableVarBytes = NullableBytes(VarInt)
 
 
-RECORD_HEADER = Struct("key" / NullableVarBytes(), "value" / NullableVarBytes())
+RECORD_HEADER = Struct("key" / NullableVarBytes, "value" / NullableVarBytes)
 RECORD_BODY = Struct(
     "attributes" / Int8sb,
     "timestamp_delta" / VarLong,
     "offset_delta" / VarInt,
-    "key" / NullableVarBytes(),
-    "value" / NullableVarBytes(),
+    "key" / NullableVarBytes,
+    "value" / NullableVarBytes,
     "headers" / PrefixedArray(VarInt, RECORD_HEADER),
 )
 RECORD = Prefixed(VarInt, RECORD_BODY)
