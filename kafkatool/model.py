@@ -382,3 +382,34 @@ class IndexFile:
     slots: int
     zero_tail: int
     trailing_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    """A decoded ``partition.metadata``: version and topic id (text and raw 16 bytes as hex)."""
+
+    version: int
+    topic_id: str
+    topic_id_hex: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetaProperties:
+    """A decoded ``meta.properties``: known fields plus every property in file order, and the comments."""
+
+    version: int | None
+    cluster_id: str | None
+    node_id: int | None
+    directory_id: str | None
+    properties: dict[str, str] = field(default_factory=dict)
+    comments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CleanShutdown:
+    """The clean-shutdown marker's content: ``format`` is ``empty``, ``json`` or ``unparsable``."""
+
+    format: str
+    version: int | None
+    broker_epoch: int | None
+    problem: str | None = None

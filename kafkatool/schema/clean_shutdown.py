@@ -8,19 +8,10 @@ cannot parse yields no epoch, but the marker still counts.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+
+from kafkatool.model import CleanShutdown
 
 CURRENT_VERSION = 0
-
-
-@dataclass(frozen=True, slots=True)
-class CleanShutdown:
-    """The marker's content: ``format`` is ``empty``, ``json`` or ``unparsable``."""
-
-    format: str
-    version: int | None
-    broker_epoch: int | None
-    problem: str | None = None
 
 
 def parse_clean_shutdown(data: bytes) -> CleanShutdown:

@@ -8,23 +8,11 @@ and newer ones ``directory.id``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from kafkatool.errors import DecodeError
+from kafkatool.model import MetaProperties
 
 _SEP = re.compile(r"(?<!\\)[=:]|(?<!\\)\s")
-
-
-@dataclass(frozen=True, slots=True)
-class MetaProperties:
-    """Known fields plus every property in file order, and the comment lines."""
-
-    version: int | None
-    cluster_id: str | None
-    node_id: int | None
-    directory_id: str | None
-    properties: dict[str, str] = field(default_factory=dict)
-    comments: tuple[str, ...] = ()
 
 
 def _unescape(text: str) -> str:

@@ -8,21 +8,12 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
 
 from kafkatool.errors import DecodeError
+from kafkatool.model import PartitionMetadata
 
 CURRENT_VERSION = 0
 _LINE = re.compile(r"^(\S+): ?(.*)$")
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionMetadata:
-    """A decoded ``partition.metadata``: version and topic id (text and raw 16 bytes)."""
-
-    version: int
-    topic_id: str
-    topic_id_hex: str
 
 
 def parse_partition_metadata(data: bytes) -> PartitionMetadata:
