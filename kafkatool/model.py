@@ -413,3 +413,80 @@ class CleanShutdown:
     version: int | None
     broker_epoch: int | None
     problem: str | None = None
+
+
+@dataclass(slots=True)
+class SegmentData:
+    """Everything read about one segment: its log entries (shallow, CRC-checked; control batches decoded),
+    its indexes and what was wrong while reading them. File names are relative to the log dir."""
+
+    base_offset: int
+    log_file: str
+    log_size: int
+    entries: list[LogEntry] = field(default_factory=list)
+    defects: list[Defect] = field(default_factory=list)
+    index_file: str | None = None
+    index: IndexFile | None = None
+    index_size: int = 0
+    time_index_file: str | None = None
+    time_index: IndexFile | None = None
+    time_index_size: int = 0
+    txn_index_file: str | None = None
+    txn_index: list[AbortedTxn] | None = None
+
+    @property
+    def next_offset(self) -> int:
+        """One past the last offset held, or the base offset for an empty segment."""
+        return self.entries[-1].last_offset + 1 if self.entries else self.base_offset
+
+    @property
+    def valid_bytes(self) -> int:
+        """Bytes up to the end of the last readable entry."""
+        return self.entries[-1].position + self.entries[-1].size_in_bytes if self.entries else 0
+
+
+@dataclass(slots=True)
+class SnapshotData:
+    """A producer snapshot file as found: its offset, content (``None`` if undecodable) and size."""
+
+    offset: int
+    file: str
+    size: int
+    snapshot: ProducerSnapshot | None
+
+
+@dataclass(slots=True)
+class PartitionData:
+    """One partition directory as read from disk."""
+
+    directory: str
+    topic_partition: TopicPartition | None
+    state: str
+    segments: list[SegmentData] = field(default_factory=list)
+    snapshots: list[SnapshotData] = field(default_factory=list)
+    leader_epochs: list[LeaderEpochEntry] | None = None
+    partition_metadata: PartitionMetadata | None = None
+    leftovers: list[str] = field(default_factory=list)
+    unknown_files: list[str] = field(default_factory=list)
+    defects: list[Defect] = field(default_factory=list)
+
+    @property
+    def log_end_offset(self) -> int:
+        """The next offset to be written: one past the last readable entry of the last segment holding any."""
+        for seg in reversed(self.segments):
+            if seg.entries:
+                return seg.next_offset
+        return self.segments[-1].base_offset if self.segments else 0
+
+
+@dataclass(slots=True)
+class LogDirData:
+    """A whole log dir: the log-dir-level files and every partition directory in it."""
+
+    path: str
+    partitions: list[PartitionData] = field(default_factory=list)
+    checkpoints: dict[str, dict[TopicPartition, int] | None] = field(default_factory=dict)
+    clean_shutdown: CleanShutdown | None = None
+    meta_properties: MetaProperties | None = None
+    unknown_files: list[str] = field(default_factory=list)
+    defects: list[Defect] = field(default_factory=list)

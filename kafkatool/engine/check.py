@@ -1,0 +1,456 @@
+"""``kafkatool check``: cross-file consistency of a broker's log dirs, with what each finding means.
+
+Pure: works on :class:`~kafkatool.model.LogDirData` read by ``reading.logdir``. The rules follow what
+Kafka itself relies on and does at start-up (``LogManager.loadLogs``, ``LogLoader``, ``LogSegment.recover``,
+``ProducerStateManager``, ``LeaderEpochFileCache``, ``OffsetIndex``/``TimeIndex.sanityCheck``): each finding
+says what the broker will do with the damage, not only that the bytes are odd.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import astuple, dataclass
+from typing import Any
+
+from kafkatool.engine.verify import LogChecker, check_offset_index, check_time_index
+from kafkatool.model import (
+    ControlType,
+    Defect,
+    IndexFile,
+    LogDirData,
+    PartitionData,
+    RecordBatch,
+    SegmentData,
+    Severity,
+    TopicPartition,
+)
+from kafkatool.schema.filenames import (
+    CLEAN_SHUTDOWN,
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    SWAP_SUFFIX,
+)
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+# Reading defects and the severity they carry in a data directory.
+READ_SEVERITY: dict[str, Severity] = {
+    "torn-tail": "error",
+    "trailing-zeros": "error",
+    "corrupt-entry": "error",
+    "unreadable-bytes": "error",
+    "crc-mismatch": "error",
+    "record-decode": "error",
+}
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    """The checkpointed offsets of one partition (``None`` where the checkpoint has no entry)."""
+
+    recovery_point: int | None
+    high_watermark: int | None
+    log_start_offset: int | None
+
+
+def _d(code: str, file: str, reason: str, severity: Severity = "error", position: int | None = None,
+       field: str = "file") -> Defect:
+    return Defect(code, file, position, field, reason, severity)
+
+
+def _offsets(data: LogDirData, tp: TopicPartition | None) -> PartitionOffsets:
+    def get(name: str) -> int | None:
+        cp = data.checkpoints.get(name)
+        return None if cp is None or tp is None else cp.get(tp)
+
+    return PartitionOffsets(get(RECOVERY_POINT_CHECKPOINT), get(REPLICATION_OFFSET_CHECKPOINT),
+                            get(LOG_START_OFFSET_CHECKPOINT))
+
+
+def check_log_dirs(dirs: list[LogDirData]) -> list[Defect]:
+    """Every finding for one broker's log dirs (cross-dir checks included)."""
+    out: list[Defect] = []
+    for data in dirs:
+        out += check_log_dir(data)
+    out += _check_broker_identity(dirs)
+    return out
+
+
+METADATA_TOPIC = "__cluster_metadata"
+
+
+def _managed(part: PartitionData) -> bool:
+    """Partitions ``LogManager`` loads and checkpoints (the KRaft metadata log is the raft layer's own)."""
+    return part.topic_partition is not None and part.topic_partition.topic != METADATA_TOPIC
+
+
+def check_log_dir(data: LogDirData) -> list[Defect]:
+    """Findings for one log dir (or a lone partition directory)."""
+    out: list[Defect] = list(data.defects)
+    has_dir_files = bool(data.checkpoints) or data.clean_shutdown is not None or (
+        data.meta_properties is not None and any(_managed(p) for p in data.partitions))
+    clean = data.clean_shutdown is not None
+    if has_dir_files:
+        out += _check_dir_files(data)
+    for part in data.partitions:
+        offsets = _offsets(data, part.topic_partition)
+        managed = _managed(part) and has_dir_files
+        out += check_partition(part, offsets, clean_shutdown=clean if managed else None,
+                               checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
+    out += _check_topic_ids(data.partitions)
+    for name in data.unknown_files:
+        out.append(_d("unknown-file", name, "not a file Kafka writes in a log dir", "info"))
+    return out
+
+
+def _check_dir_files(data: LogDirData) -> list[Defect]:
+    out: list[Defect] = []
+    if data.meta_properties is None and not any(d.file == META_PROPERTIES for d in data.defects):
+        out.append(_d("missing-meta-properties", META_PROPERTIES,
+                      "meta.properties is missing: the broker refuses to use this log dir until it is formatted",
+                      "error"))
+    managed = [p for p in data.partitions if _managed(p)]
+    if data.clean_shutdown is None and managed:
+        out.append(_d("unclean-shutdown", CLEAN_SHUTDOWN,
+                      "no clean-shutdown marker: at start-up Kafka recovers every partition from its recovery "
+                      "point (re-reading those segments, rebuilding their indexes and producer state)", "warning"))
+    elif data.clean_shutdown is not None and data.clean_shutdown.problem:
+        out.append(_d("clean-shutdown-content", CLEAN_SHUTDOWN, data.clean_shutdown.problem, "warning"))
+    for name in (RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
+        if name not in data.checkpoints and not any(d.file == name for d in data.defects) and managed:
+            out.append(_d("missing-checkpoint", name, f"{name} is missing: Kafka starts every partition as if "
+                          "it were 0 (a full recovery on an unclean start)", "warning"))
+    present = {p.topic_partition for p in managed if not p.state}
+    for name, cp in data.checkpoints.items():
+        if cp is None:
+            continue
+        for tp in cp:
+            if tp not in present:
+                out.append(_d("checkpoint-orphan", name, f"{tp} is listed but has no partition directory here",
+                              "warning", field=str(tp)))
+    rp = data.checkpoints.get(RECOVERY_POINT_CHECKPOINT)
+    if rp is not None:
+        for tp in sorted(present - set(rp), key=str):
+            out.append(_d("checkpoint-missing-partition", RECOVERY_POINT_CHECKPOINT,
+                          f"{tp} has no recovery point: Kafka takes 0 and, on an unclean start, re-reads all of it",
+                          "warning", field=str(tp)))
+    return out
+
+
+def check_partition(part: PartitionData, offsets: PartitionOffsets, *, clean_shutdown: bool | None,
+                    checkpoints_known: bool) -> list[Defect]:
+    """Findings for one partition directory."""
+    out: list[Defect] = list(part.defects)
+    d = part.directory
+    if part.state:
+        out.append(_d("partition-" + part.state, d, {
+            "delete": "partition directory renamed for deletion: Kafka deletes it asynchronously",
+            "future": "future replica (being moved between log dirs): Kafka resumes the move at start-up",
+            "stray": "stray partition (not assigned to this broker): Kafka deletes it"}.get(part.state, part.state),
+            "info"))
+    leo = part.log_end_offset
+    rp = offsets.recovery_point
+    out += _check_segments(part, rp, clean_shutdown is False)
+    out += _check_offsets(part, offsets, leo, clean_shutdown, checkpoints_known)
+    out += _check_snapshots(part, leo, rp, clean_shutdown)
+    out += _check_epochs(part, leo)
+    out += _check_leftovers(part)
+    return out
+
+
+def _check_segments(part: PartitionData, recovery_point: int | None, unclean: bool) -> list[Defect]:
+    out: list[Defect] = []
+    previous: SegmentData | None = None
+    last = part.segments[-1] if part.segments else None
+    for seg in part.segments:
+        if not seg.log_file:
+            for f in (seg.index_file, seg.time_index_file, seg.txn_index_file):
+                if f:
+                    out.append(_d("orphan-index", f, "index without its .log segment: Kafka deletes it at load",
+                                  "warning"))
+            continue
+        where = "below" if recovery_point is not None and seg.next_offset <= recovery_point else "at or above"
+        for defect in seg.defects:
+            out.append(_explain_read_defect(defect, seg, seg is last, where, recovery_point))
+        checker = LogChecker(seg.log_file, seg.base_offset)
+        for e in seg.entries:
+            checker.feed(e)
+        out += checker.defects
+        if previous is not None and previous.entries and seg.entries and \
+                seg.entries[0].base_offset < previous.next_offset:
+            out.append(_d("segment-overlap", seg.log_file,
+                          f"starts at offset {seg.entries[0].base_offset}, inside the previous segment (which ends "
+                          f"at {previous.next_offset - 1})", "error", 0, "base_offset"))
+        if seg.entries or seg.log_size:
+            previous = seg
+        recovered = unclean and (recovery_point is None or seg.next_offset > recovery_point)
+        out += _check_indexes(seg, recovered)
+        out += _check_txn_index(seg)
+    return out
+
+
+def _explain_read_defect(defect: Defect, seg: SegmentData, is_last: bool, where: str,
+                         recovery_point: int | None) -> Defect:
+    """Give a reading defect its meaning for the broker."""
+    severity = READ_SEVERITY.get(defect.code, defect.severity)
+    reason = defect.reason
+    if defect.code in ("torn-tail", "trailing-zeros"):
+        reason += ("; on an unclean start Kafka truncates the segment here" if is_last else
+                   "; this is not the active segment: Kafka truncates here and deletes every later segment")
+    elif defect.code in ("crc-mismatch", "corrupt-entry", "unreadable-bytes"):
+        if where == "below" and recovery_point is not None:
+            reason += (f"; the segment lies below the recovery point {recovery_point}: Kafka will NOT detect this "
+                       "at load and serves the corrupt batch")
+        else:
+            reason += ("; an unclean start truncates the log at this batch and deletes every later segment "
+                       "(data loss)")
+    return Defect(defect.code, defect.file or seg.log_file, defect.position, defect.field, reason, severity)
+
+
+def _live_entries(index: IndexFile | None, zero_slot: tuple[int, int]) -> list[Any]:
+    """Live entries, with a lone all-zero first slot of a preallocated index counted as none: Kafka never
+    indexes position 0 (the first append is never past ``index.interval.bytes``)."""
+    if index is None:
+        return []
+    entries = index.entries
+    if len(entries) == 1 and index.zero_tail and astuple(entries[0]) == zero_slot:
+        return []
+    return entries
+
+
+def _check_indexes(seg: SegmentData, recovered: bool) -> list[Defect]:
+    return [_soften(d, recovered) for d in _index_findings(seg)]
+
+
+def _soften(d: Defect, recovered: bool) -> Defect:
+    """Index damage in a segment Kafka will recover is rebuilt at start-up: a warning, not an error."""
+    if not recovered or d.severity != "error":
+        return d
+    return Defect(d.code, d.file, d.position, d.field, d.reason + "; Kafka rebuilds this index when it recovers "
+                  "the segment at start-up", "warning")
+
+
+def _index_findings(seg: SegmentData) -> list[Defect]:
+    out: list[Defect] = []
+    if seg.index_file is None:
+        out.append(_d("missing-index", seg.log_file, f"{seg.log_file.rsplit('/', 1)[-1]} has no .index: Kafka logs "
+                      "an error at load and recovers (re-reads) the segment to rebuild it", "warning"))
+    elif seg.index is not None:
+        out += check_offset_index(seg.index_file, _live_entries(seg.index, (seg.base_offset, 0)), seg.base_offset,
+                                  seg.entries, seg.valid_bytes, seg.index_size - 8 * seg.index.zero_tail)
+        if seg.index.zero_tail:
+            out.append(_d("index-preallocated", seg.index_file,
+                          f"{seg.index.zero_tail} zero-filled slots after the last entry: never trimmed (the active "
+                          "segment at a crash); Kafka resizes it at load", "info", 8 * len(seg.index.entries),
+                          "entries"))
+    if seg.time_index_file is None and seg.index_file is not None:
+        out.append(_d("missing-time-index", seg.log_file, "no .timeindex: Kafka rebuilds it at load", "warning"))
+    elif seg.time_index is not None and seg.time_index_file is not None:
+        out += check_time_index(seg.time_index_file, _live_entries(seg.time_index, (0, seg.base_offset)),
+                                seg.base_offset, seg.entries, seg.time_index_size - 12 * seg.time_index.zero_tail)
+    return out
+
+
+def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
+    """(producer id, marker offset) -> batch of every ABORT marker in the segment."""
+    found = {}
+    for e in seg.entries:
+        if isinstance(e, RecordBatch) and e.is_control and e.records:
+            ctrl = e.records[0].control
+            if ctrl is not None and ctrl.type == ControlType.ABORT.value:
+                found[(e.producer_id, e.base_offset)] = e
+    return found
+
+
+def _check_txn_index(seg: SegmentData) -> list[Defect]:
+    out: list[Defect] = []
+    markers = _abort_markers(seg)
+    entries = {(t.producer_id, t.last_offset): i for i, t in enumerate(seg.txn_index or [])}
+    for (pid, offset), batch in sorted(markers.items(), key=lambda kv: kv[0][1]):
+        if (pid, offset) in entries:
+            continue
+        if batch.has_delete_horizon:
+            # The cleaner removed the transaction's data and put the marker on its way out (KIP-534).
+            out.append(_d("txnindex-missing-abort", seg.txn_index_file or seg.log_file,
+                          f"ABORT marker of producer {pid} at offset {offset} has no .txnindex entry; its batch "
+                          "carries a delete horizon: the cleaner already removed that transaction's data (normal)",
+                          "info", batch.position, "abort_marker"))
+        else:
+            out.append(_d("txnindex-missing-abort", seg.txn_index_file or seg.log_file,
+                          f"ABORT marker of producer {pid} at offset {offset} has no .txnindex entry: read_committed "
+                          "consumers of this segment would receive the aborted records", "warning", batch.position,
+                          "abort_marker"))
+    for (pid, offset), i in sorted(entries.items(), key=lambda kv: kv[1]):
+        if (pid, offset) not in markers:
+            out.append(_d("txnindex-without-marker", seg.txn_index_file or seg.log_file,
+                          f"entry for producer {pid} ending at offset {offset} matches no ABORT marker in the "
+                          "segment", "warning", i * 34, "last_offset"))
+    return out
+
+
+def _check_offsets(part: PartitionData, o: PartitionOffsets, leo: int, clean: bool | None,
+                   checkpoints_known: bool) -> list[Defect]:
+    out: list[Defect] = []
+    d = part.directory
+    first_base = part.segments[0].base_offset if part.segments else 0
+    if o.recovery_point is not None:
+        if o.recovery_point > leo:
+            out.append(_d("recovery-point-beyond-leo", RECOVERY_POINT_CHECKPOINT,
+                          f"{d}: recovery point {o.recovery_point} is beyond the log end {leo}: Kafka clamps it "
+                          "(data the broker believed flushed is missing)", "warning", field=d))
+        elif o.recovery_point < leo and clean is False:
+            rescan = sum(s.log_size for s in part.segments if s.next_offset > o.recovery_point)
+            out.append(_d("recovery-point-behind", RECOVERY_POINT_CHECKPOINT,
+                          f"{d}: recovery point {o.recovery_point} is behind the log end {leo} and there is no "
+                          f"clean-shutdown marker: Kafka re-reads {rescan} bytes from offset {o.recovery_point} at "
+                          "start-up", "warning", field=d))
+    if o.high_watermark is not None and o.high_watermark > leo:
+        out.append(_d("high-watermark-beyond-leo", REPLICATION_OFFSET_CHECKPOINT,
+                      f"{d}: high watermark {o.high_watermark} is beyond the log end {leo}: committed records are "
+                      "missing from this replica; Kafka clamps the high watermark to the log end", "error", field=d))
+    if o.log_start_offset is not None:
+        if o.log_start_offset > leo:
+            out.append(_d("log-start-beyond-leo", LOG_START_OFFSET_CHECKPOINT,
+                          f"{d}: log start offset {o.log_start_offset} is beyond the log end {leo}", "error", field=d))
+        elif o.log_start_offset < first_base:
+            out.append(_d("log-start-below-segments", LOG_START_OFFSET_CHECKPOINT,
+                          f"{d}: log start offset {o.log_start_offset} is below the first segment {first_base}: "
+                          "Kafka raises it to the first segment's base", "info", field=d))
+    return out
+
+
+def _check_snapshots(part: PartitionData, leo: int, rp: int | None, clean: bool | None) -> list[Defect]:
+    out: list[Defect] = []
+    bases = {s.base_offset for s in part.segments if s.log_file}
+    have = {s.offset for s in part.snapshots}
+    for snap in part.snapshots:
+        if snap.snapshot is not None and not snap.snapshot.crc_valid:
+            out.append(_d("snapshot-crc", snap.file, f"stored CRC {snap.snapshot.crc} does not match the entries: "
+                          "Kafka rejects this snapshot and rebuilds producer state from an older one and the log",
+                          "warning", 2, "crc"))
+        if snap.offset > leo:
+            out.append(_d("snapshot-beyond-leo", snap.file, f"snapshot at offset {snap.offset} is beyond the log end "
+                          f"{leo}: Kafka deletes it at load", "warning", field="offset"))
+        elif snap.offset not in bases and snap.offset != leo and snap.offset != rp:
+            out.append(_d("snapshot-stray", snap.file, f"snapshot at {snap.offset} matches no segment base nor the "
+                          "log end: Kafka deletes it at load", "info", field="offset"))
+    if not part.segments or not any(s.entries for s in part.segments):
+        return out
+    expected = {s.base_offset for s in part.segments[1:] if s.log_file}
+    if clean:
+        expected.add(leo)
+    if rp is not None and part.segments and rp > part.segments[-1].base_offset and rp <= leo:
+        expected.add(rp)
+    missing = sorted(expected - have)
+    if missing and not have:
+        out.append(_d("snapshots-missing", part.directory, "no producer snapshot at all: Kafka rebuilds producer "
+                      "state by reading the whole log at load (idempotent and transactional state included)",
+                      "warning"))
+    elif missing:
+        latest = max(o for o in have if o <= missing[-1]) if any(o <= missing[-1] for o in have) else None
+        start = "the log start" if latest is None else f"the snapshot at {latest}"
+        out.append(_d("snapshot-missing", part.directory,
+                      f"no producer snapshot at offset {missing[-1]}"
+                      f"{'' if len(missing) == 1 else f' (nor at {missing[:-1]})'}: Kafka rebuilds producer state "
+                      f"from {start} by re-reading the log", "warning", field="snapshots"))
+    return out
+
+
+def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
+    out: list[Defect] = []
+    name = f"{part.directory}/{LEADER_EPOCH_CHECKPOINT}"
+    epochs = part.leader_epochs
+    batch_epochs = [(e.base_offset, e.partition_leader_epoch) for s in part.segments for e in s.entries
+                    if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0]
+    if epochs is None:
+        if batch_epochs and not any(d.file == name for d in part.defects):
+            out.append(_d("missing-leader-epoch-checkpoint", name, "batches carry leader epochs but there is no "
+                          "leader-epoch-checkpoint: Kafka rebuilds the cache only for segments it recovers; "
+                          "follower truncation by epoch (KIP-101) may fall back to the high watermark", "warning"))
+        return out
+    for i in range(1, len(epochs)):
+        if epochs[i].epoch <= epochs[i - 1].epoch or epochs[i].start_offset < epochs[i - 1].start_offset:
+            out.append(_d("leader-epoch-order", name, f"entry {epochs[i].epoch} {epochs[i].start_offset} does not "
+                          f"follow {epochs[i - 1].epoch} {epochs[i - 1].start_offset}: epochs and start offsets must "
+                          "increase", "error", field=f"line {i + 3}"))
+    for e in epochs:
+        if e.start_offset > leo:
+            out.append(_d("leader-epoch-beyond-leo", name, f"epoch {e.epoch} starts at {e.start_offset}, beyond the "
+                          f"log end {leo}: Kafka truncates the cache at load", "warning", field=f"epoch {e.epoch}"))
+    reported: set[int] = set()
+    known = {e.epoch for e in epochs}
+    for offset, epoch in batch_epochs:
+        if epoch in reported:
+            continue
+        covering = [e for e in epochs if e.start_offset <= offset]
+        if not covering:
+            continue  # below the first entry: the cache was truncated to the log start
+        if covering[-1].epoch != epoch:
+            reported.add(epoch)
+            what = "is not in the checkpoint" if epoch not in known else f"but the checkpoint says epoch " \
+                f"{covering[-1].epoch} from offset {covering[-1].start_offset}"
+            out.append(_d("leader-epoch-mismatch", name, f"batch at offset {offset} was written in epoch {epoch} "
+                          f"{what}: divergence checks (KIP-101/279) would use wrong boundaries", "warning",
+                          field=f"epoch {epoch}"))
+    return out
+
+
+def _check_leftovers(part: PartitionData) -> list[Defect]:
+    meaning = {
+        DELETED_SUFFIX: "a segment file renamed for asynchronous deletion: Kafka deletes it at load",
+        CLEANED_SUFFIX: "output of an interrupted cleaner pass: Kafka deletes it at load",
+        SWAP_SUFFIX: "a cleaned segment swapped in but not yet renamed: Kafka completes the swap at load, deleting "
+                     "the segment files it replaces",
+    }
+    out = []
+    for name in part.leftovers:
+        suffix = "." + name.rsplit(".", 1)[-1]
+        out.append(_d("leftover-" + suffix[1:], name, meaning.get(suffix, "in-flight file"), "warning"))
+    for name in part.unknown_files:
+        out.append(_d("unknown-file", name, "not a file Kafka writes in a partition directory", "info"))
+    return out
+
+
+def _check_topic_ids(parts: Iterable[PartitionData]) -> list[Defect]:
+    by_topic: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for p in parts:
+        if p.topic_partition and p.partition_metadata and not p.state:
+            by_topic[p.topic_partition.topic][p.partition_metadata.topic_id].append(p.directory)
+    out = []
+    for topic, ids in by_topic.items():
+        if len(ids) > 1:
+            detail = "; ".join(f"{tid}: {', '.join(sorted(dirs))}" for tid, dirs in sorted(ids.items()))
+            out.append(_d("topic-id-mismatch", topic, f"partitions of topic {topic} carry different topic ids "
+                          f"({detail}): Kafka refuses to load a partition whose topic id differs from the "
+                          "controller's (one of them is from a deleted and re-created topic)", "error"))
+    return out
+
+
+def _check_broker_identity(dirs: list[LogDirData]) -> list[Defect]:
+    metas = [(d.path, d.meta_properties) for d in dirs if d.meta_properties is not None]
+    out: list[Defect] = []
+    if len(metas) < 2:
+        return out
+    for field_name, label in (("cluster_id", "cluster.id"), ("node_id", "node.id")):
+        values = {getattr(m, field_name) for _, m in metas}
+        if len(values) > 1:
+            detail = ", ".join(f"{p}: {getattr(m, field_name)}" for p, m in metas)
+            out.append(_d("meta-properties-mismatch", META_PROPERTIES, f"{label} differs between the log dirs "
+                          f"({detail}): the broker refuses to start", "error", field=label))
+    ids = [m.directory_id for _, m in metas if m.directory_id]
+    if len(ids) != len(set(ids)):
+        out.append(_d("directory-id-duplicate", META_PROPERTIES, "two log dirs share a directory.id: the broker "
+                      "refuses to start (a copied log dir?)", "error", field="directory.id"))
+    return out
+
+
+def at_least(defects: Iterable[Defect], severity: str) -> list[Defect]:
+    """The findings at or above ``severity``."""
+    floor = SEVERITY_RANK[severity]
+    return [d for d in defects if SEVERITY_RANK[d.severity] >= floor]

@@ -1,0 +1,169 @@
+"""Reading a whole log dir (or one partition directory) into the model, for cross-file checks.
+
+Everything is read through the schema modules and nothing raises for bad content: each decoding
+failure becomes a defect on the partition or log dir, and whatever could be read is kept.
+Segments are walked shallow with CRCs checked; only control batches are decoded further (to match
+abort markers with ``.txnindex`` entries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kafkatool.errors import DecodeError, UnreadableInputError
+from kafkatool.model import (
+    Defect,
+    LogDirData,
+    PartitionData,
+    RecordBatch,
+    SegmentData,
+    SnapshotData,
+)
+from kafkatool.reading.files import list_dir, mapped, read_bytes
+from kafkatool.reading.inventory import looks_like_partition_dir
+from kafkatool.schema import (
+    checkpoint,
+    clean_shutdown,
+    meta_properties,
+    offset_index,
+    partition_metadata,
+    producer_snapshot,
+    time_index,
+    txn_index,
+)
+from kafkatool.schema import record_batch as rb
+from kafkatool.schema.filenames import (
+    CLEAN_SHUTDOWN,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    FileKind,
+    classify,
+    in_flight_suffix,
+    offset_from_name,
+    parse_partition_dir,
+)
+from kafkatool.schema.log_segment import walk_log
+
+OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
+                      CLEANER_OFFSET_CHECKPOINT)
+LOG_DIR_LEVEL = {*OFFSET_CHECKPOINTS, META_PROPERTIES, CLEAN_SHUTDOWN, "bootstrap.checkpoint"}
+
+
+def _decode(defects: list[Defect], name: str, code: str, fn: Callable[[bytes], object], data: bytes) -> object:
+    try:
+        return fn(data)
+    except DecodeError as err:
+        defects.append(Defect(code, name, err.position, err.field, err.reason))
+        return None
+
+
+def _read_segment(seg: SegmentData, path: Path) -> None:
+    """Walk a segment shallow (CRC checked), decoding control batches' records."""
+    with mapped(path) as buf:
+        for item in walk_log(buf, seg.log_file):
+            if isinstance(item, Defect):
+                seg.defects.append(item)
+                continue
+            if isinstance(item, RecordBatch) and item.is_control:
+                try:
+                    item.records = rb.decode_records(item, rb.records_payload(buf, item))
+                except DecodeError as err:
+                    seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+            seg.entries.append(item)
+
+
+def read_partition(directory: Path, label: str) -> PartitionData:
+    """Read every file of a partition directory. ``label`` prefixes file names in defects."""
+    parsed = parse_partition_dir(directory.name)
+    part = PartitionData(label, parsed[0] if parsed else None, parsed[1] if parsed else "")
+    segments: dict[int, SegmentData] = {}
+    files = [p for p in list_dir(directory) if p.is_file()]
+
+    def name(p: Path) -> str:
+        return f"{label}/{p.name}" if label else p.name
+
+    def segment(offset: int) -> SegmentData:
+        if offset not in segments:
+            segments[offset] = SegmentData(offset, "", 0)
+        return segments[offset]
+
+    for p in files:
+        kind = classify(p.name)
+        offset = offset_from_name(p.name)
+        if in_flight_suffix(p.name):
+            part.leftovers.append(name(p))
+            continue
+        if kind is FileKind.LOG and offset is not None:
+            seg = segment(offset)
+            seg.log_file, seg.log_size = name(p), p.stat().st_size
+            _read_segment(seg, p)
+        elif kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX) and offset is not None:
+            data = read_bytes(p)
+            seg = segment(offset)
+            if kind is FileKind.OFFSET_INDEX:
+                seg.index_file, seg.index_size = name(p), len(data)
+                seg.index = offset_index.parse_offset_index(data, offset)
+            else:
+                seg.time_index_file, seg.time_index_size = name(p), len(data)
+                seg.time_index = time_index.parse_time_index(data, offset)
+        elif kind is FileKind.TXN_INDEX and offset is not None:
+            seg = segment(offset)
+            seg.txn_index_file = name(p)
+            seg.txn_index = txn_index.parse_txn_index(read_bytes(p))
+        elif kind is FileKind.PRODUCER_SNAPSHOT and offset is not None:
+            data = read_bytes(p)
+            snap = _decode(part.defects, name(p), "snapshot-decode", producer_snapshot.parse_producer_snapshot, data)
+            part.snapshots.append(SnapshotData(offset, name(p), len(data), snap))  # type: ignore[arg-type]
+        elif kind is FileKind.LEADER_EPOCH_CHECKPOINT:
+            part.leader_epochs = _decode(part.defects, name(p), "leader-epoch-checkpoint-decode",  # type: ignore[assignment]
+                                         checkpoint.parse_leader_epoch_checkpoint, read_bytes(p))
+        elif kind is FileKind.PARTITION_METADATA:
+            part.partition_metadata = _decode(part.defects, name(p), "partition-metadata-decode",  # type: ignore[assignment]
+                                              partition_metadata.parse_partition_metadata, read_bytes(p))
+        elif kind in (FileKind.KRAFT_SNAPSHOT, FileKind.QUORUM_STATE):
+            continue  # KRaft metadata files: checked by the KRaft tooling, not here
+        else:
+            part.unknown_files.append(name(p))
+    part.segments = [segments[k] for k in sorted(segments)]
+    part.snapshots.sort(key=lambda s: s.offset)
+    return part
+
+
+def read_log_dir(path: str | Path) -> LogDirData:
+    """Read a log dir, or a single partition directory (then the log-dir files are simply absent)."""
+    root = Path(path)
+    if not root.exists():
+        raise UnreadableInputError(str(path), "no such file or directory")
+    if not root.is_dir():
+        raise UnreadableInputError(str(path), "not a directory (check takes a log dir or a partition directory)")
+    data = LogDirData(str(path))
+    if looks_like_partition_dir(root) and parse_partition_dir(root.name):
+        data.partitions.append(read_partition(root, root.name))
+        return data
+    found_any = False
+    for p in list_dir(root):
+        if p.is_dir():
+            if parse_partition_dir(p.name):
+                data.partitions.append(read_partition(p, p.name))
+                found_any = True
+            continue
+        found_any |= p.name in LOG_DIR_LEVEL
+        if p.name in OFFSET_CHECKPOINTS:
+            data.checkpoints[p.name] = _decode(data.defects, p.name, "checkpoint-decode",  # type: ignore[assignment]
+                                               checkpoint.parse_offset_checkpoint, read_bytes(p))
+        elif p.name == META_PROPERTIES:
+            data.meta_properties = _decode(data.defects, p.name, "meta-properties-decode",  # type: ignore[assignment]
+                                           meta_properties.parse_meta_properties, read_bytes(p))
+        elif p.name == CLEAN_SHUTDOWN:
+            data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(p))
+        elif p.name in LOG_DIR_LEVEL or p.name.startswith(".lock") or p.name == ".lock":
+            continue
+        else:
+            data.unknown_files.append(p.name)
+    if not found_any:
+        raise UnreadableInputError(str(path), "holds no Kafka log dir or partition files")
+    return data
