@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kafkatool import __version__
-from kafkatool.commands import dump_segment
+from kafkatool.commands import check, dump_segment
 
 app = typer.Typer(
     name="kafkatool",
@@ -20,6 +20,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command("dump-segment", no_args_is_help=True)(dump_segment.command)
+app.command("check", no_args_is_help=True)(check.command)
 
 
 def _version(value: bool) -> None:

@@ -78,7 +78,7 @@ def check_log_dirs(dirs: list[LogDirData]) -> list[Defect]:
     out: list[Defect] = []
     for data in dirs:
         out += check_log_dir(data)
-    out += _check_broker_identity(dirs)
+    out += check_broker_identity(dirs)
     return out
 
 
@@ -432,7 +432,7 @@ def _check_topic_ids(parts: Iterable[PartitionData]) -> list[Defect]:
     return out
 
 
-def _check_broker_identity(dirs: list[LogDirData]) -> list[Defect]:
+def check_broker_identity(dirs: list[LogDirData]) -> list[Defect]:
     metas = [(d.path, d.meta_properties) for d in dirs if d.meta_properties is not None]
     out: list[Defect] = []
     if len(metas) < 2:
