@@ -24,20 +24,21 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_help_lists_every_option_and_the_man_page_documents_them() -> None:
+@pytest.mark.parametrize("name", ["dump-segment", "check"])
+def test_help_lists_every_option_and_the_man_page_documents_them(name: str) -> None:
     import typer.core
     import typer.main
 
     command = typer.main.get_command(app)
-    sub = command.commands["dump-segment"]  # type: ignore[attr-defined]
-    man = (REPO / "man" / "kafkatool-dump-segment.1").read_text()
+    sub = command.commands[name]  # type: ignore[attr-defined]
+    man = (REPO / "man" / f"kafkatool-{name}.1").read_text()
     man_plain = man.replace("\\-", "-")
-    code, out, _ = run("dump-segment", "--help")
+    code, out, _ = run(name, "--help")
     assert code == 0
     for param in sub.params:
         if isinstance(param, typer.core.TyperOption):
             for opt in param.opts:
-                assert opt in man_plain, f"{opt} missing from man/kafkatool-dump-segment.1"
+                assert opt in man_plain, f"{opt} missing from man/kafkatool-{name}.1"
                 assert opt in out, f"{opt} missing from --help"
     documented = set(re.findall(r"^\.(?:TP\n)?\.B[IR]? (\\-\\-[a-z-]+)", man, flags=re.M))
     for opt in documented:
@@ -47,7 +48,7 @@ def test_help_lists_every_option_and_the_man_page_documents_them() -> None:
 def test_man_pages_render() -> None:
     if not shutil.which("man"):
         pytest.skip("man not installed")
-    for page in ("kafkatool.1", "kafkatool-dump-segment.1"):
+    for page in ("kafkatool.1", "kafkatool-dump-segment.1", "kafkatool-check.1"):
         proc = subprocess.run(["man", "-l", str(REPO / "man" / page)], capture_output=True, text=True,
                               env={**os.environ, "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "100"}, check=False)
         assert proc.returncode == 0, proc.stderr
