@@ -1,0 +1,145 @@
+"""Replaying a partition's producer state from its log, checked against its ``.snapshot`` files.
+
+Drives :class:`~kafkatool.engine.producer_state.ProducerStateManager` over a
+:class:`~kafkatool.model.PartitionData`: from the log start or from a snapshot (as Kafka does on
+restart), up to the end or an offset; compares the state with every snapshot file met on the way and
+the aborted transactions with each segment's ``.txnindex``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafkatool.engine.producer_state import Anomaly, ProducerStateManager, Transaction
+from kafkatool.model import PartitionData, ProducerSnapshotEntry, RecordBatch, SnapshotData
+
+COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+SNAPSHOT_FIELDS = ("producer_epoch", "last_sequence", "last_offset", "offset_delta", "timestamp",
+                   "coordinator_epoch", "current_txn_first_offset")
+
+
+@dataclass
+class ReplayResult:
+    """The state after a replay, the transactions met, and every anomaly."""
+
+    manager: ProducerStateManager
+    start_offset: int
+    start_snapshot: str | None
+    end_offset: int
+    snapshots_compared: int = 0
+    anomalies: list[Anomaly] = field(default_factory=list)
+
+    @property
+    def transactions(self) -> list[Transaction]:
+        return self.manager.transactions
+
+
+class ReplayError(ValueError):
+    """The requested starting point does not exist."""
+
+
+def _start(part: PartitionData, from_snapshot: str | int | None) -> SnapshotData | None:
+    usable = [s for s in part.snapshots if s.snapshot is not None and s.snapshot.crc_valid]
+    if from_snapshot is None:
+        return None
+    if from_snapshot == "latest":
+        return usable[-1] if usable else None
+    match = [s for s in usable if s.offset == int(from_snapshot)]
+    if not match:
+        raise ReplayError(f"no usable snapshot at offset {from_snapshot} (have: {[s.offset for s in usable]})")
+    return match[0]
+
+
+def diff_snapshot(got: list[ProducerSnapshotEntry], want: list[ProducerSnapshotEntry], snap: SnapshotData,
+                  ) -> list[Anomaly]:
+    """Differences between the replayed producers and a snapshot file's."""
+    out: list[Anomaly] = []
+    mine = {e.producer_id: e for e in got}
+    theirs = {e.producer_id: e for e in want}
+    for pid in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(pid), theirs.get(pid)
+        if a is None:
+            out.append(Anomaly("snapshot-extra-producer", snap.offset, None, pid,
+                               f"{snap.file} lists producer {pid}, which the log does not explain", "warning"))
+        elif b is None:
+            out.append(Anomaly("snapshot-missing-producer", snap.offset, None, pid,
+                               f"{snap.file} lacks producer {pid}, seen in the log before offset {snap.offset}: "
+                               "after a restart from it, the producer gets UnknownProducerId", "warning"))
+        else:
+            fields = [f"{f}: snapshot {getattr(b, f)}, log {getattr(a, f)}" for f in SNAPSHOT_FIELDS
+                      if getattr(a, f) != getattr(b, f)]
+            if fields:
+                out.append(Anomaly("snapshot-differs", snap.offset, None, pid,
+                                   f"{snap.file}, producer {pid}: " + "; ".join(fields), "warning"))
+    if not out and [e.producer_id for e in got] != [e.producer_id for e in want]:
+        out.append(Anomaly("snapshot-order", snap.offset, None, -1,
+                           f"{snap.file} lists the same producers in another order than Kafka writes them", "info"))
+    return out
+
+
+def _check_txn_indexes(part: PartitionData, manager: ProducerStateManager, start: int) -> list[Anomaly]:
+    out: list[Anomaly] = []
+    aborted = {(t.producer_id, t.last_offset): t for t in manager.transactions if t.aborted}
+    for seg in part.segments:
+        if seg.next_offset <= start:
+            continue
+        lo, hi = seg.base_offset, seg.next_offset
+        indexed = {(a.producer_id, a.last_offset): a for a in seg.txn_index or []}
+        for key, t in aborted.items():
+            if lo <= (t.last_offset or -1) < hi and key not in indexed and t.first_offset >= start:
+                out.append(Anomaly("txnindex-missing", t.last_offset or -1, None, t.producer_id,
+                                   f"aborted transaction {t.first_offset}..{t.last_offset} of producer "
+                                   f"{t.producer_id} is not in {seg.txn_index_file or 'a .txnindex'}: read_committed "
+                                   "consumers would receive its records", "error"))
+        for key, a in indexed.items():
+            t = aborted.get(key)
+            if t is None:
+                if a.first_offset >= start:
+                    out.append(Anomaly("txnindex-unknown", a.last_offset, None, a.producer_id,
+                                       f"{seg.txn_index_file} lists an aborted transaction {a.first_offset}.."
+                                       f"{a.last_offset} of producer {a.producer_id} with no ABORT marker there",
+                                       "warning"))
+            elif t.first_offset >= start and (t.first_offset, t.last_stable_offset) != (a.first_offset,
+                                                                                        a.last_stable_offset):
+                # After compaction the transaction's first batches may be gone: the index keeps the original.
+                compacted = a.first_offset < t.first_offset
+                out.append(Anomaly("txnindex-differs", a.last_offset, None, a.producer_id,
+                                   f"{seg.txn_index_file}: first offset {a.first_offset}, LSO {a.last_stable_offset}; "
+                                   f"the log says {t.first_offset}, {t.last_stable_offset}"
+                                   + (" (its first batches were compacted away)" if compacted else ""),
+                                   "info" if compacted else "warning"))
+    return out
+
+
+def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until: int | None = None,
+           compare_snapshots: bool = True) -> ReplayResult:
+    """Replay ``part``'s producer state; see the module notes."""
+    start_snap = _start(part, from_snapshot)
+    start = start_snap.offset if start_snap else (part.segments[0].base_offset if part.segments else 0)
+    topic = part.topic_partition.topic if part.topic_partition else ""
+    manager = ProducerStateManager(start, client_checks=topic not in COORDINATOR_TOPICS)
+    if start_snap is not None and start_snap.snapshot is not None:
+        manager.load_snapshot(start_snap.snapshot.entries, start_snap.offset)
+    result = ReplayResult(manager, start, start_snap.file if start_snap else None, start)
+    pending = [s for s in part.snapshots if s.snapshot is not None and s.offset > start] if compare_snapshots else []
+
+    def compare_upto(offset: int) -> None:
+        while pending and pending[0].offset <= offset:
+            snap = pending.pop(0)
+            result.snapshots_compared += 1
+            assert snap.snapshot is not None
+            result.anomalies.extend(diff_snapshot(manager.snapshot_entries(), snap.snapshot.entries, snap))
+
+    for seg in part.segments:
+        for e in seg.entries:
+            if not isinstance(e, RecordBatch) or e.last_offset < start:
+                continue
+            if until is not None and e.base_offset >= until:
+                break
+            compare_upto(e.base_offset)
+            manager.append(e)
+    result.end_offset = manager.map_end_offset
+    compare_upto(result.end_offset)
+    result.anomalies[:0] = manager.anomalies
+    result.anomalies += _check_txn_indexes(part, manager, start)
+    return result
