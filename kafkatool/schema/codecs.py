@@ -1,16 +1,25 @@
-"""The four record codecs, as Kafka writes and reads them (Kafka's ``Compression`` implementations).
+"""The four record codecs, as Kafka writes and reads them (Kafka's ``CompressionType`` and its
+``Compression`` implementations in ``org.apache.kafka.common.compress``).
 
-- gzip: an RFC 1952 stream (``GzipCompression``).
-- snappy: snappy-java's ``SnappyOutputStream`` framing (the "xerial" header, then big-endian
-  length-prefixed raw blocks); like ``SnappyInputStream``, input without that header is read as one raw
-  snappy block.
-- lz4: the LZ4 frame format as ``Lz4BlockOutputStream`` writes it (64 KiB independent blocks, no
-  checksums). For magic 0 Kafka computed the header checksum over the magic bytes too (KAFKA-3160), and
-  ``Lz4BlockInputStream`` skips the check for magic 0 and enforces it from magic 1 on.
-- zstd: a zstd frame (``ZstdCompression``).
+- gzip (``GzipCompression``): an RFC 1952 stream read as ``java.util.zip.GZIPInputStream`` reads it:
+  concatenated members are decoded one after the other, and bytes after a member that do not start a
+  valid gzip header are ignored.
+- snappy (``SnappyCompression``): snappy-java's ``SnappyOutputStream`` framing, the "xerial" header
+  (magic, version 1, compatible version 1) then big-endian length-prefixed raw blocks of at most 32 KiB
+  of input each. Like ``SnappyInputStream``, input without that header is read as one raw snappy block,
+  a header repeated mid-stream (concatenated streams) is skipped, and a header version below 1 is refused.
+- lz4 (``Lz4Compression``): the LZ4 frame format as ``Lz4BlockInputStream``/``Lz4BlockOutputStream``
+  handle it: independent blocks only, block checksums verified when flagged, the content size skipped
+  and the content checksum read but not verified. For magic 0 Kafka's writers hashed the frame magic
+  too when computing the descriptor checksum (KAFKA-3160): Kafka ignores that byte for magic 0 and
+  enforces the correct checksum for magic 1 and 2; so do we.
+- zstd (``ZstdCompression``): one or more zstd frames (skippable frames allowed), as zstd-jni's
+  ``ZstdInputStream`` reads them.
 
-Decompression is bounded by ``max_output`` so a hostile payload cannot exhaust memory; every failure
-is a :class:`~kafkatool.errors.CodecError`, never a library exception.
+Decompression is bounded by ``max_output``: no codec inflates more than a bounded overshoot past it
+before failing, so a hostile payload cannot exhaust memory. Every failure is a
+:class:`~kafkatool.errors.CodecError` on field ``records``, positioned in the compressed payload when
+the position is known; no library exception escapes.
 """
 
 from __future__ import annotations
@@ -26,115 +35,213 @@ from kafkatool.errors import CodecError
 from kafkatool.model import Compression
 
 DEFAULT_MAX_OUTPUT = 1 << 31
+FIELD = "records"
+
+GZIP_WBITS = 16 + zlib.MAX_WBITS
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_DEFLATE = 8
+GZIP_FIXED_HEADER = 10
+GZIP_FEXTRA, GZIP_FNAME, GZIP_FCOMMENT, GZIP_FHCRC = 0x04, 0x08, 0x10, 0x02
+GZIP_LEVEL = 6  # Deflater.DEFAULT_COMPRESSION, Kafka's default gzip level
 
 SNAPPY_MAGIC = b"\x82SNAPPY\x00"
-SNAPPY_HEADER = struct.Struct(">8sii")
+SNAPPY_HEADER = struct.Struct(">8sii")  # magic, version, compatible version
 SNAPPY_VERSION = 1
 SNAPPY_COMPATIBLE_VERSION = 1
-SNAPPY_BLOCK_SIZE = 32 * 1024
+SNAPPY_MIN_VERSION = 1  # SnappyCodec.MINIMUM_COMPATIBLE_VERSION
+SNAPPY_BLOCK_SIZE = 32 * 1024  # SnappyOutputStream.DEFAULT_BLOCK_SIZE
 SNAPPY_CHUNK_LENGTH = struct.Struct(">i")
+SNAPPY_MAGIC_HEAD = SNAPPY_CHUNK_LENGTH.unpack(SNAPPY_MAGIC[:4])[0]  # a chunk length that is a new header
 
 LZ4_MAGIC = 0x184D2204
 LZ4_FRAME_INCOMPRESSIBLE_MASK = 0x80000000
-LZ4_BLOCK_SIZES = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
-LZ4_KAFKA_BD = 4 << 4  # 64 KiB blocks
-LZ4_KAFKA_FLG = 1 << 6 | 1 << 5  # version 1, independent blocks
+LZ4_BLOCK_SIZES = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}  # BD block-size id -> bytes
+LZ4_KAFKA_BD = 4 << 4  # 64 KiB blocks (Lz4BlockOutputStream.BLOCKSIZE_64KB)
+LZ4_KAFKA_FLG = 1 << 6 | 1 << 5  # version 1, independent blocks, no checksums, no content size
+LZ4_FLG_VERSION_SHIFT = 6
+LZ4_FLG_INDEPENDENT = 0x20
+LZ4_FLG_BLOCK_CHECKSUM = 0x10
+LZ4_FLG_CONTENT_SIZE = 0x08
+LZ4_FLG_CONTENT_CHECKSUM = 0x04
+LZ4_FLG_RESERVED = 0x03
+LZ4_BD_RESERVED = 0x8F
 LZ4_U32 = struct.Struct("<I")
+LZ4_MIN_HEADER = 6  # magic, FLG, BD: what Lz4BlockInputStream checks before reading
 
-GZIP_WBITS = 16 + zlib.MAX_WBITS
+ZSTD_LEVEL = 3  # ZSTD_CLEVEL_DEFAULT, Kafka's default zstd level
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_MAX_RATIO = 1 << 15  # a 4-byte RLE block inflates to 128 KiB: output per input byte, at most
+ZSTD_FEED_MIN = 64
+ZSTD_FEED_MAX = 64 << 10
+
+_ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
 
 
 def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
                max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
-    """Decompress a batch (or legacy wrapper) payload; never more than ``max_output`` bytes."""
+    """Decompress a batch (or legacy wrapper) payload as Kafka reads it; never more than ``max_output`` bytes.
+
+    ``magic`` matters for lz4 only (the magic 0 descriptor checksum is ignored, as Kafka does).
+    """
     raw = bytes(data)
-    if codec is Compression.NONE:
-        return raw
-    if codec is Compression.GZIP:
-        return _gunzip(raw, max_output)
-    if codec is Compression.SNAPPY:
-        return _unsnappy(raw, max_output)
-    if codec is Compression.LZ4:
-        return _unlz4(raw, magic, max_output)
-    if codec is Compression.ZSTD:
-        return _unzstd(raw, max_output)
-    raise CodecError("compression", f"unknown codec {codec}")
+    try:
+        if codec is Compression.NONE:
+            if len(raw) > max_output:
+                raise _too_big("uncompressed", max_output)
+            return raw
+        if codec is Compression.GZIP:
+            return _gunzip(raw, max_output)
+        if codec is Compression.SNAPPY:
+            return _unsnappy(raw, max_output)
+        if codec is Compression.LZ4:
+            return _unlz4(raw, magic, max_output)
+        if codec is Compression.ZSTD:
+            return _unzstd(raw, max_output)
+    except CodecError:
+        raise
+    except Exception as err:  # a library failure we did not anticipate: still a codec error
+        raise CodecError(FIELD, f"{_label(codec)}: {type(err).__name__}: {err}") from None
+    raise CodecError(FIELD, f"unknown compression codec {codec!r}")
 
 
 def compress(codec: Compression, data: bytes | memoryview, *, magic: int = 2) -> bytes:
-    """Compress as Kafka's producer does (see the module notes for each codec's framing)."""
+    """Compress as Kafka's producer does (see the module notes for each codec's framing).
+
+    ``magic`` 0 makes lz4 write the broken descriptor checksum old Kafka clients expect.
+    """
     raw = bytes(data)
     if codec is Compression.NONE:
         return raw
     if codec is Compression.GZIP:
-        co = zlib.compressobj(6, zlib.DEFLATED, GZIP_WBITS)
+        co = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, GZIP_WBITS)
         return co.compress(raw) + co.flush()
     if codec is Compression.SNAPPY:
         return _snappy_frame(raw)
     if codec is Compression.LZ4:
         return _lz4_frame(raw, broken_checksum=magic == 0)
     if codec is Compression.ZSTD:
-        return zstandard.ZstdCompressor(level=3).compress(raw)
-    raise CodecError("compression", f"unknown codec {codec}")
+        return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(raw)
+    raise CodecError(FIELD, f"unknown compression codec {codec!r}")
 
 
-def _too_big(codec: str, max_output: int) -> CodecError:
-    return CodecError("records", f"{codec} payload decompresses to more than {max_output} bytes (refused)")
+def _label(codec: object) -> str:
+    return codec.label if isinstance(codec, Compression) else str(codec)
+
+
+def _too_big(codec: str, max_output: int, position: int | None = None) -> CodecError:
+    return CodecError(FIELD, f"{codec} payload decompresses to more than {max_output} bytes (refused)", position)
+
+
+# --- gzip -----------------------------------------------------------------------------------------
 
 
 def _gunzip(raw: bytes, max_output: int) -> bytes:
-    d = zlib.decompressobj(GZIP_WBITS)
+    """Every gzip member in ``raw``, bounded: ``decompressobj`` with ``max_length`` never inflates past it."""
+    if not raw:
+        raise CodecError(FIELD, "gzip: empty payload (no gzip header)", 0)
     out = bytearray()
-    chunk = raw
-    try:
-        while True:
-            piece = d.decompress(chunk, max_output + 1 - len(out))
-            out += piece
-            if len(out) > max_output:
-                raise _too_big("gzip", max_output)
-            if d.eof or not d.unconsumed_tail:
-                break
-            chunk = d.unconsumed_tail
-    except zlib.error as err:
-        raise CodecError("records", f"gzip: {err}", len(raw) - len(d.unconsumed_tail)) from None
-    if not d.eof:
-        raise CodecError("records", "gzip stream is truncated (no end of stream)", len(raw))
-    return bytes(out)
+    start = 0
+    while True:
+        d = zlib.decompressobj(GZIP_WBITS)
+        chunk = raw[start:] if start else raw
+        try:
+            while True:
+                out += d.decompress(chunk, max_output + 1 - len(out))
+                if len(out) > max_output:
+                    raise _too_big("gzip", max_output, len(raw) - len(d.unconsumed_tail))
+                if d.eof or not d.unconsumed_tail:
+                    break
+                chunk = d.unconsumed_tail
+        except zlib.error as err:
+            raise CodecError(FIELD, f"gzip: {err}", len(raw) - len(d.unconsumed_tail)) from None
+        if not d.eof:
+            raise CodecError(FIELD, "gzip: stream is truncated (no end of stream)", len(raw))
+        rest = d.unused_data
+        if not _gzip_header_complete(rest):
+            # GZIPInputStream ignores what follows a member unless it is another member's header.
+            return bytes(out)
+        start = len(raw) - len(rest)
+
+
+def _gzip_header_complete(data: bytes) -> bool:
+    """``data`` starts with a whole, well-formed gzip member header (``GZIPInputStream.readHeader``)."""
+    if len(data) < GZIP_FIXED_HEADER or data[:2] != GZIP_MAGIC or data[2] != GZIP_DEFLATE:
+        return False
+    flags = data[3]
+    pos = GZIP_FIXED_HEADER
+    if flags & GZIP_FEXTRA:
+        if len(data) < pos + 2:
+            return False
+        pos += 2 + int.from_bytes(data[pos:pos + 2], "little")
+    for flag in (GZIP_FNAME, GZIP_FCOMMENT):
+        if flags & flag:
+            end = data.find(b"\0", pos)
+            if end < 0:
+                return False
+            pos = end + 1
+    if flags & GZIP_FHCRC:
+        if len(data) < pos + 2:
+            return False
+        if int.from_bytes(data[pos:pos + 2], "little") != zlib.crc32(data[:pos]) & 0xFFFF:
+            return False
+        pos += 2
+    return len(data) >= pos
+
+
+# --- snappy ---------------------------------------------------------------------------------------
 
 
 def _unsnappy(raw: bytes, max_output: int) -> bytes:
+    """xerial-framed snappy (``SnappyInputStream``), or one raw snappy block when the header is absent."""
+    if not raw:
+        raise CodecError(FIELD, "snappy: cannot decompress an empty payload", 0)
     if not raw.startswith(SNAPPY_MAGIC):
         return _snappy_raw(raw, 0, max_output)
-    if len(raw) < SNAPPY_HEADER.size:
-        raise CodecError("records", "snappy (xerial) header is truncated", 0)
     out = bytearray()
-    pos = SNAPPY_HEADER.size
+    pos = _snappy_header(raw, 0)
     while pos < len(raw):
         if len(raw) - pos < SNAPPY_CHUNK_LENGTH.size:
-            raise CodecError("records", "snappy (xerial) chunk length is truncated", pos)
+            raise CodecError(FIELD, f"snappy (xerial): chunk length is truncated ({len(raw) - pos} bytes)", pos)
         (length,) = SNAPPY_CHUNK_LENGTH.unpack_from(raw, pos)
+        if length == SNAPPY_MAGIC_HEAD and raw.startswith(SNAPPY_MAGIC, pos):
+            pos = _snappy_header(raw, pos)  # a concatenated stream starts here
+            continue
         pos += SNAPPY_CHUNK_LENGTH.size
-        if length < 0 or pos + length > len(raw):
-            raise CodecError("records", f"snappy (xerial) chunk of {length} bytes overruns the payload", pos - 4)
+        if length < 0 or length > len(raw) - pos:
+            raise CodecError(FIELD, f"snappy (xerial): chunk of {length} bytes overruns the payload "
+                             f"({len(raw) - pos} bytes left)", pos - SNAPPY_CHUNK_LENGTH.size)
         out += _snappy_raw(raw[pos:pos + length], pos, max_output - len(out))
         pos += length
     return bytes(out)
 
 
+def _snappy_header(raw: bytes, pos: int) -> int:
+    """Check the xerial header at ``pos`` (its magic already matched); the position after it."""
+    if len(raw) - pos < SNAPPY_HEADER.size:
+        raise CodecError(FIELD, "snappy (xerial): header is truncated", pos)
+    _magic, version, _compatible = SNAPPY_HEADER.unpack_from(raw, pos)
+    if version < SNAPPY_MIN_VERSION:
+        raise CodecError(FIELD, f"snappy (xerial): incompatible stream version {version} "
+                         f"(at least {SNAPPY_MIN_VERSION} is required)", pos + 8)
+    return pos + SNAPPY_HEADER.size
+
+
 def _snappy_raw(block: bytes, where: int, budget: int) -> bytes:
+    """One raw snappy block; its declared length is checked against ``budget`` before inflating."""
     try:
         size = cramjam.snappy.decompress_raw_len(block)
-    except Exception as err:  # cramjam raises its own DecompressionError
-        raise CodecError("records", f"snappy: {err}", where) from None
+    except Exception as err:  # cramjam.DecompressionError
+        raise CodecError(FIELD, f"snappy: {err}", where) from None
     if size > budget:
-        raise _too_big("snappy", budget)
+        raise _too_big("snappy", budget, where)
     try:
         return bytes(cramjam.snappy.decompress_raw(block))
     except Exception as err:
-        raise CodecError("records", f"snappy: {err}", where) from None
+        raise CodecError(FIELD, f"snappy: {err}", where) from None
 
 
 def _snappy_frame(raw: bytes) -> bytes:
+    """``SnappyOutputStream``'s output: the header, then each 32 KiB of input as a length-prefixed block."""
     parts = [SNAPPY_HEADER.pack(SNAPPY_MAGIC, SNAPPY_VERSION, SNAPPY_COMPATIBLE_VERSION)]
     for start in range(0, len(raw), SNAPPY_BLOCK_SIZE):
         block = bytes(cramjam.snappy.compress_raw(raw[start:start + SNAPPY_BLOCK_SIZE]))
@@ -143,76 +250,82 @@ def _snappy_frame(raw: bytes) -> bytes:
     return b"".join(parts)
 
 
+# --- lz4 ------------------------------------------------------------------------------------------
+
+
 def lz4_header_checksum(descriptor: bytes) -> int:
-    """The frame-descriptor checksum byte: second byte of xxHash32 over the given bytes."""
+    """The frame-descriptor checksum byte: second byte of xxHash32 (seed 0) over ``descriptor``."""
     return (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
 
 
 def _unlz4(raw: bytes, magic: int, max_output: int) -> bytes:
-    if len(raw) < 7:
-        raise CodecError("records", "lz4 frame is shorter than its header", 0)
+    """An LZ4 frame read as ``Lz4BlockInputStream`` reads it (see the module notes)."""
+    if len(raw) < LZ4_MIN_HEADER:
+        raise CodecError(FIELD, "lz4: frame is shorter than its header (stream ended prematurely)", 0)
     if LZ4_U32.unpack_from(raw, 0)[0] != LZ4_MAGIC:
-        raise CodecError("records", "lz4: not an LZ4 frame (bad magic)", 0)
+        raise CodecError(FIELD, "lz4: not an LZ4 frame (invalid magic bytes)", 0)
     flg, bd = raw[4], raw[5]
-    version = flg >> 6
+    version = flg >> LZ4_FLG_VERSION_SHIFT
     if version != 1:
-        raise CodecError("records", f"lz4: frame version {version} is not supported", 4)
-    if flg & 0x03:
-        raise CodecError("records", "lz4: reserved FLG bits are set", 4)
-    if not flg & 0x20:
-        raise CodecError("records", "lz4: dependent block streams are not supported", 4)
-    block_checksum = bool(flg & 0x10)
-    content_size = bool(flg & 0x08)
-    content_checksum = bool(flg & 0x04)
+        raise CodecError(FIELD, f"lz4: frame version {version} is not supported", 4)
+    if flg & LZ4_FLG_RESERVED:
+        raise CodecError(FIELD, "lz4: reserved FLG bits are set", 4)
+    if not flg & LZ4_FLG_INDEPENDENT:
+        raise CodecError(FIELD, "lz4: dependent block streams are not supported", 4)
     max_block = LZ4_BLOCK_SIZES.get((bd >> 4) & 0x07)
-    if max_block is None or bd & 0x8F:
-        raise CodecError("records", f"lz4: invalid block descriptor 0x{bd:02x}", 5)
-    pos = 6 + (8 if content_size else 0)
+    if max_block is None or bd & LZ4_BD_RESERVED:
+        raise CodecError(FIELD, f"lz4: invalid block descriptor 0x{bd:02x}", 5)
+    block_checksum = bool(flg & LZ4_FLG_BLOCK_CHECKSUM)
+    content_checksum = bool(flg & LZ4_FLG_CONTENT_CHECKSUM)
+    pos = 6 + (8 if flg & LZ4_FLG_CONTENT_SIZE else 0)  # Kafka skips the content size
     if len(raw) <= pos:
-        raise CodecError("records", "lz4 frame header is truncated", len(raw))
-    # Kafka skips the check for magic 0, whose writers computed it wrongly.
+        raise CodecError(FIELD, "lz4: frame descriptor is truncated", len(raw))
+    # Magic 0 writers hashed the frame magic too (KAFKA-3160); Kafka does not check the byte for magic 0.
     if magic != 0 and raw[pos] != lz4_header_checksum(raw[4:pos]):
-        raise CodecError("records", "lz4: frame descriptor checksum mismatch", pos)
+        raise CodecError(FIELD, f"lz4: frame descriptor checksum mismatch (stored 0x{raw[pos]:02x}, "
+                         f"computed 0x{lz4_header_checksum(raw[4:pos]):02x})", pos)
     pos += 1
     out = bytearray()
     scratch = bytearray(max_block)
     while True:
         if len(raw) - pos < 4:
-            raise CodecError("records", "lz4: stream ends before the end mark", pos)
+            raise CodecError(FIELD, "lz4: stream ends before the end mark", pos)
         (size,) = LZ4_U32.unpack_from(raw, pos)
         pos += 4
         if size == 0:
-            if content_checksum:
-                pos += 4
-            break
+            # Kafka reads the content checksum without verifying it.
+            if content_checksum and len(raw) - pos < 4:
+                raise CodecError(FIELD, "lz4: content checksum is truncated", pos)
+            return bytes(out)
         stored = bool(size & LZ4_FRAME_INCOMPRESSIBLE_MASK)
         size &= ~LZ4_FRAME_INCOMPRESSIBLE_MASK
         if size > max_block:
-            raise CodecError("records", f"lz4: block size {size} exceeds the maximum {max_block}", pos - 4)
+            raise CodecError(FIELD, f"lz4: block size {size} exceeds the maximum {max_block}", pos - 4)
         if len(raw) - pos < size:
-            raise CodecError("records", "lz4: block is truncated", pos)
+            raise CodecError(FIELD, f"lz4: block of {size} bytes is truncated ({len(raw) - pos} left)", pos)
         block = raw[pos:pos + size]
         if stored:
-            out += block
+            produced: bytes | memoryview = block
         else:
             try:
                 n = cramjam.lz4.decompress_block_into(block, scratch)
-                out += memoryview(scratch)[:n]
-            except Exception as err:
-                raise CodecError("records", f"lz4: {err}", pos) from None
+            except Exception as err:  # cramjam.DecompressionError
+                raise CodecError(FIELD, f"lz4: {err}", pos) from None
+            produced = memoryview(scratch)[:n]
+        if len(out) + len(produced) > max_output:
+            raise _too_big("lz4", max_output, pos)
+        out += produced
         pos += size
         if block_checksum:
             if len(raw) - pos < 4:
-                raise CodecError("records", "lz4: block checksum is truncated", pos)
+                raise CodecError(FIELD, "lz4: block checksum is truncated", pos)
             if LZ4_U32.unpack_from(raw, pos)[0] != xxhash.xxh32_intdigest(block):
-                raise CodecError("records", "lz4: block checksum mismatch", pos)
+                raise CodecError(FIELD, "lz4: block checksum mismatch", pos)
             pos += 4
-        if len(out) > max_output:
-            raise _too_big("lz4", max_output)
-    return bytes(out)
 
 
 def _lz4_frame(raw: bytes, *, broken_checksum: bool) -> bytes:
+    """``Lz4BlockOutputStream``'s output: 64 KiB independent blocks, stored raw when incompressible."""
     header = LZ4_U32.pack(LZ4_MAGIC) + bytes((LZ4_KAFKA_FLG, LZ4_KAFKA_BD))
     checksum = lz4_header_checksum(header if broken_checksum else header[4:])
     parts = [header, bytes((checksum,))]
@@ -228,29 +341,53 @@ def _lz4_frame(raw: bytes, *, broken_checksum: bool) -> bytes:
     return b"".join(parts)
 
 
+# --- zstd -----------------------------------------------------------------------------------------
+
+
 def _unzstd(raw: bytes, max_output: int) -> bytes:
-    # A frame may declare its content size: refuse early when it exceeds the bound. Without one, the
-    # decompressor's output buffer is capped at the bound, so a bomb fails instead of inflating.
-    declared = _zstd_declared_size(raw)
-    if declared is not None and declared > max_output:
-        raise _too_big("zstd", max_output)
-    try:
-        return zstandard.ZstdDecompressor().decompress(raw, max_output_size=max_output)
-    except zstandard.ZstdError as err:
-        raise CodecError("records", f"zstd: {err}", 0) from None
+    """Every zstd frame in ``raw``, bounded.
+
+    A frame declaring a content size above the bound is refused before any work. Otherwise the input is
+    fed in slices small enough that one call cannot inflate far past the remaining budget (a zstd block
+    inflates at most ``ZSTD_MAX_RATIO`` times), so a bomb fails instead of exhausting memory.
+    """
+    if not raw:
+        raise CodecError(FIELD, "zstd: empty payload (no frame)", 0)
+    out = bytearray()
+    pos = 0
+    while pos < len(raw):
+        frame = pos
+        declared = zstd_declared_size(raw, pos)
+        if declared is not None and declared > max_output - len(out):
+            raise _too_big("zstd", max_output, pos)
+        d = _ZSTD_DECOMPRESSOR.decompressobj()
+        while not d.eof:
+            if pos >= len(raw):
+                raise CodecError(FIELD, "zstd: frame is truncated", frame)
+            feed = max(ZSTD_FEED_MIN, min(ZSTD_FEED_MAX, (max_output - len(out)) // ZSTD_MAX_RATIO))
+            chunk = raw[pos:pos + feed]
+            pos += len(chunk)
+            try:
+                out += d.decompress(chunk)
+            except zstandard.ZstdError as err:
+                raise CodecError(FIELD, f"zstd: {err}", frame) from None
+            if len(out) > max_output:
+                raise _too_big("zstd", max_output, frame)
+        pos -= len(d.unused_data)
+    return bytes(out)
 
 
-def _zstd_declared_size(raw: bytes) -> int | None:
-    """The frame content size a zstd frame header declares, if any."""
-    if len(raw) < 6 or raw[:4] != b"\x28\xb5\x2f\xfd":
+def zstd_declared_size(raw: bytes, pos: int = 0) -> int | None:
+    """The content size the zstd frame header at ``pos`` declares, if it declares one."""
+    if len(raw) - pos < 6 or raw[pos:pos + 4] != ZSTD_MAGIC:
         return None
-    fhd = raw[4]
+    fhd = raw[pos + 4]
     fcs_flag = fhd >> 6
     single_segment = (fhd >> 5) & 1
     dict_flag = fhd & 3
-    pos = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+    start = pos + 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
     size_len = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
-    if size_len == 0 or len(raw) < pos + size_len:
+    if size_len == 0 or len(raw) < start + size_len:
         return None
-    value = int.from_bytes(raw[pos:pos + size_len], "little")
+    value = int.from_bytes(raw[start:start + size_len], "little")
     return value + 256 if size_len == 2 else value
