@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kafkatool import __version__
-from kafkatool.commands import check, dump_segment
+from kafkatool.commands import check, dump_segment, replay_producers
 
 app = typer.Typer(
     name="kafkatool",
@@ -21,6 +21,7 @@ app = typer.Typer(
 )
 app.command("dump-segment", no_args_is_help=True)(dump_segment.command)
 app.command("check", no_args_is_help=True)(check.command)
+app.command("replay-producers", no_args_is_help=True)(replay_producers.command)
 
 
 def _version(value: bool) -> None:

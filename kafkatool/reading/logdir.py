@@ -167,3 +167,15 @@ def read_log_dir(path: str | Path) -> LogDirData:
     if not found_any:
         raise UnreadableInputError(str(path), "holds no Kafka log dir or partition files")
     return data
+
+
+def partition_with_high_watermark(directory: Path) -> tuple[PartitionData, int | None]:
+    """A partition directory, and its high watermark from the parent log dir's checkpoint if there is one."""
+    part = read_partition(directory, directory.name)
+    hw_file = directory.parent / REPLICATION_OFFSET_CHECKPOINT
+    if part.topic_partition is None or not hw_file.is_file():
+        return part, None
+    try:
+        return part, checkpoint.parse_offset_checkpoint(read_bytes(hw_file)).get(part.topic_partition)
+    except DecodeError:
+        return part, None
