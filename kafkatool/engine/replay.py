@@ -130,16 +130,29 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
             assert snap.snapshot is not None
             result.anomalies.extend(diff_snapshot(manager.snapshot_entries(), snap.snapshot.entries, snap))
 
+    stop = False
     for seg in part.segments:
         for e in seg.entries:
-            if not isinstance(e, RecordBatch) or e.last_offset < start:
+            if e.last_offset < start:
                 continue
             if until is not None and e.base_offset >= until:
+                stop = True
                 break
             compare_upto(e.base_offset)
-            manager.append(e)
+            if isinstance(e, RecordBatch):
+                manager.append(e)
+            else:
+                manager.map_end_offset = e.last_offset + 1  # legacy messages carry no producer state
+        if stop:
+            break
     result.end_offset = manager.map_end_offset
     compare_upto(result.end_offset)
+    if until is None:
+        for snap in pending:
+            result.anomalies.append(Anomaly(
+                "snapshot-beyond-log-end", snap.offset, None, -1,
+                f"{snap.file} is at offset {snap.offset}, beyond the log end {result.end_offset}: the log lost data "
+                "after it was taken; Kafka deletes it at load", "warning"))
     result.anomalies[:0] = manager.anomalies
     result.anomalies += _check_txn_indexes(part, manager, start)
     return result
