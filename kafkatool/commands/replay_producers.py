@@ -53,6 +53,7 @@ def build_document(result: ReplayResult, *, directory: str, topic: str, partitio
         state = "open" if t.aborted is None else "aborted" if t.aborted else "committed"
         items.append({"producer_id": t.producer_id, "producer_epoch": t.producer_epoch, "state": state,
                       "first_offset": t.first_offset, "last_offset": t.last_offset,
+                      "offsets_spanned": None if t.last_offset is None else t.last_offset - t.first_offset + 1,
                       "last_stable_offset": t.last_stable_offset, "coordinator_epoch": t.coordinator_epoch,
                       "first_timestamp": t.first_timestamp,
                       "duration_ms": None if t.end_timestamp is None else t.end_timestamp - t.first_timestamp})
