@@ -1,32 +1,49 @@
-"""Kafka's file and directory names in a log dir (Kafka's ``LogFileUtils``, ``LocalLog``, ``UnifiedLog``).
+"""Kafka's file and directory names in a log dir (Kafka's ``LogFileUtils``, ``LocalLog``, ``UnifiedLog``,
+``LogManager``, raft's ``Snapshots``); what the tool uses to pick a decoder by file name.
 
-Segment files are named by their base offset, zero-padded to 20 digits, plus a suffix; a file being
-cleaned, swapped or deleted carries ``.cleaned`` / ``.swap`` / ``.deleted`` after its normal suffix.
-Partition directories are ``<topic>-<partition>``; a partition being deleted is renamed
-``<topic>-<partition>.<uuid>-delete`` and one being moved between log dirs is
-``<topic>-<partition>.<uuid>-future``. KRaft snapshots are ``<20-digit end offset>-<10-digit epoch>.checkpoint``.
+* Segment files are named by their base offset, zero-padded to 20 digits (``filenamePrefixFromOffset``),
+  plus ``.log``, ``.index``, ``.timeindex`` or ``.txnindex``; producer snapshots by their offset plus
+  ``.snapshot``. A file being cleaned, swapped or deleted carries ``.cleaned`` / ``.swap`` /
+  ``.deleted`` after its normal suffix (``LogSegment.changeFileSuffixes``).
+* Partition directories are ``<topic>-<partition>``; one being deleted is renamed
+  ``<topic>-<partition>.<uuid>-delete`` (the topic cut short to keep the name within 255 characters),
+  a stray one ``...-stray``, and a replica being moved between log dirs is ``...-future``
+  (``LocalLog.parseTopicPartitionName`` and the ``DeleteDirPattern`` family).
+* KRaft snapshots are ``<20-digit end offset>-<10-digit epoch>.checkpoint``; while being written they
+  are ``<id>-<random>.checkpoint.part``, and ``.checkpoint.deleted`` once marked for deletion.
+* The log dir itself holds the offset checkpoints, ``meta.properties``, ``.kafka_cleanshutdown`` and
+  ``.lock``; each partition directory its ``leader-epoch-checkpoint`` and ``partition.metadata``. A
+  checkpoint, ``partition.metadata`` or ``meta.properties`` is first written as ``<name>.tmp`` and then
+  renamed, so a crash can leave the ``.tmp`` behind.
 """
 
 from __future__ import annotations
 
 import re
-from enum import Enum
+import uuid
+from enum import Enum, StrEnum
 
 from kafkatool.model import TopicPartition
 
 OFFSET_DIGITS = 20
+EPOCH_DIGITS = 10
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 PRODUCER_SNAPSHOT_SUFFIX = ".snapshot"
 KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
+KRAFT_PARTIAL_SUFFIX = ".checkpoint.part"
+KRAFT_DELETED_SUFFIX = ".checkpoint.deleted"
 DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
+TEMP_SUFFIX = ".tmp"
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
 STRAY_DIR_SUFFIX = "-stray"
+MAX_DIR_NAME = 255
+"""``LocalLog.logDirNameWithSuffixCappedLength`` keeps renamed directories within this many characters."""
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
@@ -36,12 +53,17 @@ LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition.metadata"
 META_PROPERTIES = "meta.properties"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+LOCK_FILE = ".lock"
 QUORUM_STATE = "quorum-state"
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
 
 
 class FileKind(Enum):
-    """Every kind of file a Kafka log dir holds; the value is the label used in output."""
+    """Every kind of file a Kafka log dir holds; the value is the label used in output.
+
+    ``bootstrap.checkpoint`` is a ``KRAFT_SNAPSHOT``: the same record-batch layout as a KRaft snapshot.
+    """
 
     LOG = "log"
     OFFSET_INDEX = "index"
@@ -58,7 +80,17 @@ class FileKind(Enum):
     META_PROPERTIES = "meta.properties"
     CLEAN_SHUTDOWN = "clean-shutdown"
     QUORUM_STATE = "quorum-state"
+    LOCK = "lock"
     UNKNOWN = "unknown"
+
+
+class DirState(StrEnum):
+    """What a partition directory's name says about it (compares equal to its string value)."""
+
+    LIVE = ""
+    DELETE = "delete"
+    FUTURE = "future"
+    STRAY = "stray"
 
 
 SEGMENT_SUFFIXES: dict[str, FileKind] = {
@@ -79,37 +111,77 @@ FIXED_NAMES: dict[str, FileKind] = {
     META_PROPERTIES: FileKind.META_PROPERTIES,
     CLEAN_SHUTDOWN: FileKind.CLEAN_SHUTDOWN,
     QUORUM_STATE: FileKind.QUORUM_STATE,
+    LOCK_FILE: FileKind.LOCK,
     BOOTSTRAP_CHECKPOINT: FileKind.KRAFT_SNAPSHOT,
 }
+TEMP_WRITTEN_NAMES = frozenset({LEADER_EPOCH_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+                                LOG_START_OFFSET_CHECKPOINT, CLEANER_OFFSET_CHECKPOINT, PARTITION_METADATA,
+                                META_PROPERTIES, QUORUM_STATE})
+"""Files Kafka writes as ``<name>.tmp`` then renames (``CheckpointFile``, ``PartitionMetadataFile``,
+``PropertiesUtils``, ``FileQuorumStateStore``)."""
 
-_SEGMENT = re.compile(r"^(\d{20})(\.[a-z]+)((?:\.deleted|\.cleaned|\.swap)?)$")
-_KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint((?:\.deleted|\.partial)?)$")
-_PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
-_SPECIAL_DIR = re.compile(r"^(.+)-(\d+)\.([0-9a-f]{32})-(delete|future|stray)$")
+_SEGMENT = re.compile(r"^(\d{20})(\.[a-z]+)((?:\.deleted|\.cleaned|\.swap)?)$", re.ASCII)
+_KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})(?:(\.checkpoint(?:\.deleted)?)|-\d+(\.checkpoint\.part))$", re.ASCII)
+_NON_SPACE = r"[^ \t\n\x0b\f\r]+"  # Java's \S
+_SPECIAL_DIR = {state: re.compile(f"^{_NON_SPACE}-{_NON_SPACE}\\.{_NON_SPACE}-{state.value}$")
+                for state in (DirState.DELETE, DirState.FUTURE, DirState.STRAY)}
 
 
 def segment_file_name(offset: int, suffix: str) -> str:
-    """``00000000000000000042.log`` for offset 42 and suffix ``.log``."""
+    """``00000000000000000042.log`` for offset 42 and suffix ``.log`` (``LogFileUtils`` names)."""
     return f"{offset:0{OFFSET_DIGITS}d}{suffix}"
 
 
+def kraft_snapshot_file_name(end_offset: int, epoch: int) -> str:
+    """``Snapshots.filenameFromSnapshotId`` plus ``.checkpoint``."""
+    return f"{end_offset:0{OFFSET_DIGITS}d}-{epoch:0{EPOCH_DIGITS}d}{KRAFT_SNAPSHOT_SUFFIX}"
+
+
+def parse_kraft_snapshot_name(name: str) -> tuple[int, int, str] | None:
+    """``(end offset, epoch, suffix)`` of a KRaft snapshot file name, suffix ``.checkpoint``,
+    ``.checkpoint.part`` or ``.checkpoint.deleted``; ``None`` for any other name."""
+    m = _KRAFT_SNAPSHOT.match(name)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), m.group(3) or m.group(4)
+
+
 def offset_from_name(name: str) -> int | None:
-    """The offset a segment, index or snapshot file is named after, or ``None``."""
+    """The offset a segment, index, producer snapshot or KRaft snapshot file is named after, or ``None``."""
     m = _SEGMENT.match(name) or _KRAFT_SNAPSHOT.match(name)
     return int(m.group(1)) if m else None
 
 
+def kafka_offset_from_file_name(name: str) -> int | None:
+    """``LogFileUtils.offsetFromFileName``: ``Long.parseLong`` of the text before the first dot, which
+    Kafka applies to any ``.log`` or index file it loads, padded or not (``None`` where Java throws)."""
+    head = name.split(".", 1)[0] if "." in name else None
+    if head is None or not re.fullmatch(r"[+-]?\d+", head):
+        return None
+    value = int(head)
+    return value if -(1 << 63) <= value < (1 << 63) else None
+
+
 def in_flight_suffix(name: str) -> str | None:
-    """``.deleted``, ``.cleaned`` or ``.swap`` when the file is mid-way through one of those operations."""
+    """``.deleted``, ``.cleaned``, ``.swap`` (segment files), ``.checkpoint.part`` / ``.checkpoint.deleted``
+    (KRaft snapshots) or ``.tmp`` (a half-written checkpoint) when the file is mid-way through an operation."""
     m = _SEGMENT.match(name)
-    return m.group(3) or None if m else None
+    if m:
+        return m.group(3) or None
+    snap = parse_kraft_snapshot_name(name)
+    if snap:
+        return None if snap[2] == KRAFT_SNAPSHOT_SUFFIX else snap[2]
+    if name.endswith(TEMP_SUFFIX) and name[:-len(TEMP_SUFFIX)] in TEMP_WRITTEN_NAMES:
+        return TEMP_SUFFIX
+    return None
 
 
 def classify(name: str) -> FileKind:
-    """The kind of a file from its name alone (Kafka dispatches on the suffix the same way).
+    """The kind of a file from its name alone, the way Kafka dispatches on suffixes.
 
-    A segment file carrying an in-flight suffix (``.log.deleted``, ``.index.cleaned``, ``.log.swap``) is
-    classified by its underlying kind: it holds the same bytes.
+    A file carrying an in-flight suffix (``.log.deleted``, ``.index.cleaned``, ``.log.swap``,
+    ``.checkpoint.part``, ``leader-epoch-checkpoint.tmp``) is classified by its underlying kind: it holds
+    the same layout (see :func:`in_flight_suffix`).
     """
     fixed = FIXED_NAMES.get(name)
     if fixed is not None:
@@ -119,16 +191,47 @@ def classify(name: str) -> FileKind:
         return SEGMENT_SUFFIXES.get(m.group(2), FileKind.UNKNOWN)
     if _KRAFT_SNAPSHOT.match(name):
         return FileKind.KRAFT_SNAPSHOT
+    if name.endswith(TEMP_SUFFIX) and name[:-len(TEMP_SUFFIX)] in TEMP_WRITTEN_NAMES:
+        return FIXED_NAMES[name[:-len(TEMP_SUFFIX)]]
     return FileKind.UNKNOWN
 
 
-def parse_partition_dir(name: str) -> tuple[TopicPartition, str] | None:
-    """``(TopicPartition, state)`` for a partition directory name; state is ``""``, ``delete``,
-    ``future`` or ``stray``. ``None`` when the name is not a partition directory."""
-    m = _SPECIAL_DIR.match(name)
-    if m:
-        return TopicPartition(m.group(1), int(m.group(2))), m.group(4)
-    m = _PARTITION_DIR.match(name)
-    if m and m.group(1) and not m.group(1).startswith("."):
-        return TopicPartition(m.group(1), int(m.group(2))), ""
-    return None
+def parse_partition_dir(name: str) -> tuple[TopicPartition, DirState] | None:
+    """``LocalLog.parseTopicPartitionName``: ``(TopicPartition, state)`` for a partition directory name,
+    ``None`` where Kafka would throw (the name is not ``topic-partition`` or one of its renamed forms).
+
+    Like Kafka: a ``-delete``/``-future``/``-stray`` name must match its pattern and loses everything
+    from its last ``.``; the partition is what follows the last ``-`` and must parse as an int.
+    """
+    if not name or "-" not in name:
+        return None
+    state = DirState.LIVE
+    for candidate, pattern in _SPECIAL_DIR.items():
+        if name.endswith(f"-{candidate.value}"):
+            if not pattern.match(name):
+                return None
+            state = candidate
+    base = name[:name.rindex(".")] if state is not DirState.LIVE else name
+    topic, _, partition_text = base.rpartition("-")
+    if not topic or not partition_text or not re.fullmatch(r"[+-]?\d+", partition_text):
+        return None
+    partition = int(partition_text)
+    if not -(1 << 31) <= partition < (1 << 31):
+        return None
+    return TopicPartition(topic, partition), state
+
+
+def partition_dir_name(tp: TopicPartition, state: DirState = DirState.LIVE, unique_id: str | None = None) -> str:
+    """``LocalLog.logDirName`` / ``logDeleteDirName`` / ``logStrayDirName`` / ``logFutureDirName``.
+
+    ``unique_id`` is the 32-hex-digit id Kafka draws at random (a fresh one when not given); delete and
+    stray names cut the topic so the name stays within 255 characters, future names do not.
+    """
+    plain = f"{tp.topic}-{tp.partition}"
+    if state is DirState.LIVE:
+        return plain
+    uid = unique_id if unique_id is not None else uuid.uuid4().hex
+    if state is DirState.FUTURE:
+        return f"{plain}.{uid}-{state.value}"
+    suffix = f"-{tp.partition}.{uid}-{state.value}"
+    return tp.topic[:max(0, MAX_DIR_NAME - len(suffix))] + suffix

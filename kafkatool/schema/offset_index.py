@@ -1,32 +1,60 @@
-"""``.index`` files: sparse offset -> byte position entries (Kafka's ``OffsetIndex``).
+"""``.index`` files: sparse offset -> byte position entries (Kafka's ``OffsetIndex`` / ``AbstractIndex``).
 
-Each 8-byte entry is an int32 offset relative to the segment's base offset and an int32 byte position
-in the ``.log``. An active segment's index is preallocated (``segment.index.bytes``) and zero-filled,
-and trimmed when the segment rolls or the log closes: after a hard crash the zeros remain.
+Each 8-byte entry is an int32 offset relative to the segment's base offset (the number in the file
+name) and an int32 byte position in the ``.log``. An active segment's index is preallocated to
+``segment.index.bytes`` (rounded down to whole entries) and zero-filled; Kafka trims it when the
+segment rolls or the log closes, so after a hard crash the zeros remain.
+
+Two views of "how many entries" exist in Kafka, and both are offered here:
+
+* ``OffsetIndex`` opened on an existing file counts every whole slot (file size // 8), zero fill
+  included: that is what its ``sanityCheck`` and ``entries()`` see (:func:`kafka_entry_count`).
+* ``DumpLogSegments`` stops at the first slot after slot 0 whose offset is the base offset again,
+  the start of the zero fill (:func:`live_count`); :func:`parse_offset_index` returns those "live"
+  entries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from construct import Int32sb, Struct
+from construct import GreedyBytes, GreedyRange, Int32sb, Struct
 
+from kafkatool.errors import DecodeError
 from kafkatool.model import IndexFile, OffsetIndexEntry
 from kafkatool.schema.fixed import derive_struct
 
 ENTRY = Struct("relative_offset" / Int32sb, "position" / Int32sb)
+"""One slot, as ``OffsetIndex.append`` writes it."""
+FILE = Struct("entries" / GreedyRange(ENTRY), "trailing" / GreedyBytes)
+"""A whole file: whole slots, then any bytes short of a slot (which Kafka's sanity check rejects)."""
 ENTRY_STRUCT = derive_struct(ENTRY)
 ENTRY_SIZE = ENTRY.sizeof()
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def kafka_entry_count(size: int) -> int:
+    """``entries()`` of an ``OffsetIndex`` opened on an existing file of ``size`` bytes (zero fill included)."""
+    return size // ENTRY_SIZE
+
+
+def trailing_bytes(data: bytes | memoryview) -> int:
+    """Bytes after the last whole slot."""
+    return len(data) % ENTRY_SIZE
 
 
 def parse_offset_index_slots(data: bytes | memoryview, base_offset: int) -> list[OffsetIndexEntry]:
-    """Every whole 8-byte slot, zero fill included, with absolute offsets."""
+    """Every whole 8-byte slot, zero fill included, with absolute offsets (``OffsetIndex.parseEntry``)."""
     whole = len(data) - len(data) % ENTRY_SIZE
     return [OffsetIndexEntry(base_offset + rel, pos) for rel, pos in ENTRY_STRUCT.iter_unpack(data[:whole])]
 
 
 def live_count(offsets: list[int], base_offset: int) -> int:
-    """How many leading slots are real: up to the first slot after slot 0 whose offset is the base again."""
+    """How many leading slots are real: up to the first slot after slot 0 whose offset is the base again.
+
+    This is ``DumpLogSegments``' rule for both index kinds ("since it is a sparse file, in the event of
+    a crash there may be many zero entries, stop if we see one").
+    """
     for i in range(1, len(offsets)):
         if offsets[i] == base_offset:
             return i
@@ -34,14 +62,43 @@ def live_count(offsets: list[int], base_offset: int) -> int:
 
 
 def parse_offset_index(data: bytes | memoryview, base_offset: int) -> IndexFile:
-    """The live entries of an ``.index`` plus how much zero fill and partial data follows them."""
+    """The live entries of an ``.index`` plus how many slots follow them and the partial tail."""
     slots = parse_offset_index_slots(data, base_offset)
     live = live_count([e.offset for e in slots], base_offset)
     return IndexFile(slots[:live], len(slots), len(slots) - live, len(data) % ENTRY_SIZE)
 
 
+def sanity_check(data: bytes | memoryview, base_offset: int) -> None:
+    """``OffsetIndex.sanityCheck`` on a file as Kafka opens it; raises :class:`DecodeError` where Kafka
+    throws ``CorruptIndexException`` (and rebuilds the index at start-up).
+
+    Kafka's last entry is the last whole slot: a zero-filled tail ends at the base offset and passes.
+    """
+    count = kafka_entry_count(len(data))
+    if count:
+        last = (count - 1) * ENTRY_SIZE
+        rel, _ = ENTRY_STRUCT.unpack_from(data, last)
+        if rel < 0:
+            raise DecodeError("relative_offset", f"the last offset is {base_offset + rel}, which is less than the base "
+                              f"offset {base_offset}", last)
+    if len(data) % ENTRY_SIZE:
+        raise DecodeError("entries", f"found {len(data)} bytes which is not a multiple of {ENTRY_SIZE}",
+                          count * ENTRY_SIZE)
+
+
 def build_offset_index(entries: Iterable[OffsetIndexEntry], base_offset: int, preallocate: int = 0) -> bytes:
-    """Index bytes for ``entries``, zero-padded to ``preallocate`` bytes when given (an unclosed index)."""
-    out = b"".join(ENTRY.build({"relative_offset": e.offset - base_offset, "position": e.position})
-                   for e in entries)
+    """Index bytes for ``entries``, zero-padded to ``preallocate`` bytes when given (an untrimmed index).
+
+    Any entry the format can hold is written, so damaged slots round-trip; Kafka itself only writes
+    relative offsets in ``[0, 2**31 - 1]`` (``AbstractIndex.toRelative``). Raises ``ValueError`` when a
+    relative offset or a position does not fit an int32.
+    """
+    pack = ENTRY_STRUCT.pack
+    parts = []
+    for e in entries:
+        rel = e.offset - base_offset
+        if not (INT32_MIN <= rel <= INT32_MAX and INT32_MIN <= e.position <= INT32_MAX):
+            raise ValueError(f"entry {e} does not fit an index slot relative to base offset {base_offset}")
+        parts.append(pack(rel, e.position))
+    out = b"".join(parts)
     return out + b"\0" * max(0, preallocate - len(out))

@@ -1,19 +1,28 @@
-"""Producer-state ``.snapshot`` files (Kafka's ``ProducerStateManager`` snapshot, ``ProducerSnapshot.json``).
+"""Producer-state ``.snapshot`` files (Kafka's ``ProducerStateManager.readSnapshot``/``writeSnapshot``, whose
+layout is the generated ``ProducerSnapshot`` message of ``ProducerSnapshot.json``, version 1).
 
-int16 version (1), uint32 CRC-32C of everything after the CRC field, then an int32 count and 46-byte
-entries: producer id, epoch, last sequence, last offset, offset delta, timestamp, coordinator epoch and
-the first offset of the ongoing transaction (-1 if none). An empty snapshot is 10 bytes.
+int16 version (1), uint32 CRC-32C of everything after the CRC field (the count, the entries and
+anything after them), int32 entry count, then 46-byte entries: producer id, epoch, last sequence, last
+offset, offset delta, timestamp, coordinator epoch and the first offset of the ongoing transaction (-1
+if none). A snapshot with no producers is 10 bytes; Kafka writes one at every roll.
+
+Kafka's reader fails (``CorruptSnapshotException``) on an unknown version, a negative count, a count
+larger than the bytes left, an entry array that runs past the end, and a CRC mismatch. The first four
+raise :class:`DecodeError` here; the CRC is reported in ``crc_valid`` so a damaged snapshot can still be
+read. Bytes after the declared entries are ignored by Kafka but covered by the CRC.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import crc32c
-from construct import Int16sb, Int32sb, Int32ub, Int64sb, Struct
+from construct import GreedyBytes, Int16sb, Int32sb, Int32ub, Int64sb, PrefixedArray, Struct
 
 from kafkatool.errors import DecodeError
-from kafkatool.model import ProducerSnapshot, ProducerSnapshotEntry
+from kafkatool.model import NO_SEQUENCE, ProducerSnapshot, ProducerSnapshotEntry
 from kafkatool.schema.fixed import derive_struct, field_offsets
 
 HEADER = Struct("version" / Int16sb, "crc" / Int32ub, "count" / Int32sb)
@@ -27,46 +36,115 @@ ENTRY = Struct(
     "coordinator_epoch" / Int32sb,
     "current_txn_first_offset" / Int64sb,
 )
+"""One ``ProducerEntry``; field order is ``ProducerSnapshot.json``'s, names are the model's."""
+FILE = Struct("version" / Int16sb, "crc" / Int32ub, "entries" / PrefixedArray(Int32sb, ENTRY),
+              "trailing" / GreedyBytes)
+"""A whole file (the CRC is not checked by this declaration; see :func:`parse_producer_snapshot`)."""
 HEADER_STRUCT = derive_struct(HEADER)
+VERSION_STRUCT = derive_struct(Struct(HEADER.subcons[0]))
+"""The version alone, to check it before the rest of the header (Kafka reads it first)."""
 ENTRY_STRUCT = derive_struct(ENTRY)
+HEADER_SIZE = HEADER_STRUCT.size
 ENTRY_SIZE = ENTRY.sizeof()
 CRC_OFFSET = field_offsets(HEADER)["crc"]
-ENTRIES_OFFSET = field_offsets(HEADER)["count"]  # the CRC covers from here to the end
+COUNT_OFFSET = field_offsets(HEADER)["count"]
+ENTRIES_OFFSET = COUNT_OFFSET
+"""Kafka's ``PRODUCER_ENTRIES_OFFSET``: the CRC covers from here to the end of the file."""
 SUPPORTED_VERSIONS = (1,)
+CURRENT_VERSION = 1
+_FIELDS = tuple(sc.name for sc in ENTRY.subcons)
+
+
+def compute_crc(data: bytes | memoryview) -> int:
+    """CRC-32C of everything after the CRC field, as ``readSnapshot`` computes it."""
+    return crc32c.crc32c(bytes(data[ENTRIES_OFFSET:]))
 
 
 def parse_producer_snapshot(data: bytes | memoryview) -> ProducerSnapshot:
     """Decode a snapshot; the CRC is checked (``crc_valid``), never trusted blindly.
 
-    Raises :class:`DecodeError` for an unknown version or an entry array that does not fit the file,
-    the cases where Kafka's reader fails schema validation.
+    Raises :class:`DecodeError` (with the field and byte position) where Kafka's reader fails its schema
+    validation: a short header, an unknown version, a bad count, or entries cut short.
     """
-    if len(data) < HEADER_STRUCT.size:
-        raise DecodeError("header", f"snapshot of {len(data)} bytes is shorter than its {HEADER_STRUCT.size}-byte "
-                          "header", 0)
-    version, crc, count = HEADER_STRUCT.unpack_from(data, 0)
+    size = len(data)
+    if size < CRC_OFFSET:
+        raise DecodeError("version", f"the file is {size} bytes long, too short for its version", 0)
+    version = VERSION_STRUCT.unpack_from(data, 0)[0]
     if version not in SUPPORTED_VERSIONS:
-        raise DecodeError("version", f"unknown snapshot version {version}", 0)
-    if count < 0 or HEADER_STRUCT.size + count * ENTRY_SIZE > len(data):
-        raise DecodeError("count", f"{count} entries do not fit in {len(data) - HEADER_STRUCT.size} bytes",
-                          ENTRIES_OFFSET)
-    computed = crc32c.crc32c(bytes(data[ENTRIES_OFFSET:]))
-    end = HEADER_STRUCT.size + count * ENTRY_SIZE
-    entries = [ProducerSnapshotEntry(*f) for f in ENTRY_STRUCT.iter_unpack(data[HEADER_STRUCT.size:end])]
-    return ProducerSnapshot(version, crc, computed == crc, entries)
+        raise DecodeError("version", f"unknown snapshot version {version} (supported: "
+                          f"{', '.join(map(str, SUPPORTED_VERSIONS))})", 0)
+    if size < HEADER_SIZE:
+        field = "crc" if size < COUNT_OFFSET else "count"
+        raise DecodeError(field, f"the file ends after {size} bytes, inside the {HEADER_SIZE}-byte header",
+                          CRC_OFFSET if field == "crc" else COUNT_OFFSET)
+    version, crc, count = HEADER_STRUCT.unpack_from(data, 0)
+    remaining = size - HEADER_SIZE
+    if count < 0:
+        raise DecodeError("count", f"negative entry count {count} (Kafka reads a null array and rejects it)",
+                          COUNT_OFFSET)
+    if count > remaining:
+        raise DecodeError("count", f"{count} entries claimed but only {remaining} bytes follow", COUNT_OFFSET)
+    if count * ENTRY_SIZE > remaining:
+        whole = remaining // ENTRY_SIZE
+        have = remaining - whole * ENTRY_SIZE
+        raise DecodeError("count", f"{count} entries of {ENTRY_SIZE} bytes claimed, the file ends inside entry "
+                          f"{whole} ({have} of {ENTRY_SIZE} bytes)", HEADER_SIZE + whole * ENTRY_SIZE)
+    end = HEADER_SIZE + count * ENTRY_SIZE
+    entries = [ProducerSnapshotEntry(*f) for f in ENTRY_STRUCT.iter_unpack(data[HEADER_SIZE:end])]
+    return ProducerSnapshot(version, crc, compute_crc(data) == crc, entries)
 
 
 def trailing_bytes(data: bytes | memoryview) -> int:
     """Bytes after the declared entries (Kafka ignores them; they still count in the CRC)."""
-    if len(data) < HEADER_STRUCT.size:
+    if len(data) < HEADER_SIZE:
         return 0
     count = HEADER_STRUCT.unpack_from(data, 0)[2]
-    return max(0, len(data) - HEADER_STRUCT.size - max(count, 0) * ENTRY_SIZE)
+    return max(0, len(data) - HEADER_SIZE - max(count, 0) * ENTRY_SIZE)
 
 
-def build_producer_snapshot(entries: Iterable[ProducerSnapshotEntry], version: int = 1) -> bytes:
-    """Snapshot bytes with a computed CRC."""
+@dataclass(frozen=True, slots=True)
+class ProducerState:
+    """A snapshot entry as Kafka loads it (``ProducerStateEntry`` with at most one ``BatchMetadata``).
+
+    Kafka keeps the batch metadata only when the stored last offset is >= 0, and an ongoing transaction
+    only when its first offset is >= 0; without a batch the sequences read -1, the data offsets -1 and
+    the delta 0, whatever the file holds.
+    """
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    last_timestamp: int
+    first_sequence: int
+    last_sequence: int
+    first_data_offset: int
+    last_data_offset: int
+    last_offset_delta: int
+    current_txn_first_offset: int | None
+    has_batch: bool
+
+
+def producer_state(entry: ProducerSnapshotEntry) -> ProducerState:
+    """Kafka's in-memory view of one stored entry (``readSnapshot``'s conversion)."""
+    txn = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None
+    if entry.last_offset >= 0:
+        return ProducerState(entry.producer_id, entry.producer_epoch, entry.coordinator_epoch, entry.timestamp,
+                             entry.first_sequence, entry.last_sequence, entry.first_offset, entry.last_offset,
+                             entry.offset_delta, txn, True)
+    return ProducerState(entry.producer_id, entry.producer_epoch, entry.coordinator_epoch, entry.timestamp,
+                         NO_SEQUENCE, NO_SEQUENCE, -1, -1, 0, txn, False)
+
+
+def build_producer_snapshot(entries: Iterable[ProducerSnapshotEntry], version: int = CURRENT_VERSION) -> bytes:
+    """Snapshot bytes with the CRC computed, as ``writeSnapshot`` lays them out.
+
+    Raises ``ValueError`` when a field does not fit its width.
+    """
     items = list(entries)
-    body = Int32sb.build(len(items)) + b"".join(
-        ENTRY.build({name: getattr(e, name) for name in (sc.name for sc in ENTRY.subcons)}) for e in items)
-    return HEADER.build({"version": version, "crc": crc32c.crc32c(body), "count": len(items)})[:ENTRIES_OFFSET] + body
+    try:
+        count = HEADER_STRUCT.pack(version, 0, len(items))[COUNT_OFFSET:]
+        body = count + b"".join(ENTRY_STRUCT.pack(*(getattr(e, name) for name in _FIELDS)) for e in items)
+        head = HEADER_STRUCT.pack(version, crc32c.crc32c(body), len(items))[:ENTRIES_OFFSET]
+    except struct.error as err:
+        raise ValueError(f"cannot build a producer snapshot: {err}") from None
+    return head + body
