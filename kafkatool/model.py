@@ -6,6 +6,7 @@ the render layer prints them. Field names follow Kafka's own names in snake_case
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
@@ -386,28 +387,44 @@ class IndexFile:
 
 @dataclass(frozen=True, slots=True)
 class PartitionMetadata:
-    """A decoded ``partition.metadata``: version and topic id (text and raw 16 bytes as hex)."""
+    """A decoded ``partition.metadata``: the version and the topic id (Kafka's text and its 16 bytes in hex)."""
 
     version: int
     topic_id: str
     topic_id_hex: str
 
+    @property
+    def topic_id_bytes(self) -> bytes:
+        """The 16 raw bytes of the topic id."""
+        return bytes.fromhex(self.topic_id_hex)
+
+    @property
+    def topic_uuid(self) -> uuid.UUID:
+        """The topic id as a standard UUID (``8-4-4-4-12`` when printed)."""
+        return uuid.UUID(bytes=self.topic_id_bytes)
+
 
 @dataclass(frozen=True, slots=True)
 class MetaProperties:
-    """A decoded ``meta.properties``: known fields plus every property in file order, and the comments."""
+    """Kafka's reading of the known fields, every property in file order, and the comment lines.
 
-    version: int | None
+    ``version`` is the effective version (0 when absent); ``node_id`` is the id Kafka uses (``broker.id``
+    for version 0, ``node.id`` for version 1); ``broker_id`` is ``broker.id`` when it is a number.
+    """
+
+    version: int
     cluster_id: str | None
     node_id: int | None
     directory_id: str | None
+    broker_id: int | None = None
     properties: dict[str, str] = field(default_factory=dict)
     comments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class CleanShutdown:
-    """The clean-shutdown marker's content: ``format`` is ``empty``, ``json`` or ``unparsable``."""
+    """The marker's content: ``format`` is ``empty`` (old brokers) or ``json``; ``version`` and
+    ``broker_epoch`` as Kafka reads them; ``problem`` says how the content differs from what Kafka writes."""
 
     format: str
     version: int | None

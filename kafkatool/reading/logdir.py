@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import (
+    CleanShutdown,
     Defect,
     LogDirData,
     PartitionData,
@@ -159,7 +160,12 @@ def read_log_dir(path: str | Path) -> LogDirData:
             data.meta_properties = _decode(data.defects, p.name, "meta-properties-decode",  # type: ignore[assignment]
                                            meta_properties.parse_meta_properties, read_bytes(p))
         elif p.name == CLEAN_SHUTDOWN:
-            data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(p))
+            try:
+                data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(p))
+            except DecodeError as err:
+                # Kafka counts any marker file as a clean shutdown; it only fails to read the epoch.
+                data.clean_shutdown = CleanShutdown("unparsable", None, None, f"{err.field}: {err.reason}; Kafka "
+                                                    "still treats the marker as a clean shutdown (no broker epoch)")
         elif p.name in LOG_DIR_LEVEL or p.name.startswith(".lock") or p.name == ".lock":
             continue
         else:

@@ -94,7 +94,13 @@ def load(path: Path, kind: FileKind) -> Loaded:
         elif kind is FileKind.META_PROPERTIES:
             loaded.value = meta_properties.parse_meta_properties(data)
         elif kind is FileKind.CLEAN_SHUTDOWN:
-            loaded.value = clean_shutdown.parse_clean_shutdown(data)
+            try:
+                loaded.value = clean_shutdown.parse_clean_shutdown(data)
+            except DecodeError as err:
+                loaded.defects.append(Defect("clean-shutdown-content", name, err.position, err.field,
+                                             f"{err.reason}; Kafka still treats the marker as a clean shutdown "
+                                             "(it only reads no broker epoch)", "warning"))
+                return loaded
             if loaded.value.problem:
                 loaded.defects.append(Defect("clean-shutdown-content", name, 0, "content", loaded.value.problem,
                                              "warning"))

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from kafkatool.errors import DecodeError
+from kafkatool.model import CleanShutdown
 from kafkatool.schema.checkpoint import parse_java_int
 
 CURRENT_VERSION = 0
@@ -34,17 +34,6 @@ FORMAT_JSON = "json"
 JSON_WHITESPACE = " \t\n\r"
 _INT32 = 32
 _INT64 = 64
-
-
-@dataclass(frozen=True, slots=True)
-class CleanShutdown:
-    """The marker's content: ``format`` is ``empty`` (old brokers) or ``json``; ``version`` and
-    ``broker_epoch`` as Kafka reads them; ``problem`` says how the content differs from what Kafka writes."""
-
-    format: str
-    version: int | None
-    broker_epoch: int | None
-    problem: str | None = None
 
 
 class _NonNumericNumber(ValueError):

@@ -18,9 +18,8 @@ file, :func:`parse_meta_properties` raises :class:`DecodeError` at the offending
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kafkatool.errors import DecodeError
+from kafkatool.model import MetaProperties
 from kafkatool.schema.checkpoint import parse_java_int
 from kafkatool.schema.partition_metadata import decode_kafka_uuid
 
@@ -41,23 +40,6 @@ SEPARATORS = "=:"
 _UNESCAPES = {"t": "\t", "r": "\r", "n": "\n", "f": "\f"}
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f", "=": "\\=", ":": "\\:", "#": "\\#",
             "!": "\\!"}
-
-
-@dataclass(frozen=True, slots=True)
-class MetaProperties:
-    """Kafka's reading of the known fields, every property in file order, and the comment lines.
-
-    ``version`` is the effective version (0 when absent); ``node_id`` is the id Kafka uses (``broker.id``
-    for version 0, ``node.id`` for version 1); ``broker_id`` is ``broker.id`` when it is a number.
-    """
-
-    version: int
-    cluster_id: str | None
-    node_id: int | None
-    directory_id: str | None
-    broker_id: int | None = None
-    properties: dict[str, str] = field(default_factory=dict)
-    comments: tuple[str, ...] = ()
 
 
 def _unescape(text: str, position: int) -> str:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import base64
 import re
-import uuid
-from dataclasses import dataclass
 
 from kafkatool.errors import DecodeError
+from kafkatool.model import PartitionMetadata
 from kafkatool.schema.checkpoint import JAVA_WHITESPACE, java_split, parse_java_int, split_lines
 
 CURRENT_VERSION = 0
@@ -60,25 +59,6 @@ def encode_kafka_uuid(raw: bytes) -> str:
     if len(raw) != UUID_SIZE:
         raise ValueError(f"a UUID is {UUID_SIZE} bytes, not {len(raw)}")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionMetadata:
-    """A decoded ``partition.metadata``: the version and the topic id (Kafka's text and its 16 bytes in hex)."""
-
-    version: int
-    topic_id: str
-    topic_id_hex: str
-
-    @property
-    def topic_id_bytes(self) -> bytes:
-        """The 16 raw bytes of the topic id."""
-        return bytes.fromhex(self.topic_id_hex)
-
-    @property
-    def topic_uuid(self) -> uuid.UUID:
-        """The topic id as a standard UUID (``8-4-4-4-12`` when printed)."""
-        return uuid.UUID(bytes=self.topic_id_bytes)
 
 
 def parse_partition_metadata(data: bytes) -> PartitionMetadata:
