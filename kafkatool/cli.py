@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kafkatool import __version__
-from kafkatool.commands import check, dump_segment, replay_producers
+from kafkatool.commands import check, dump_segment, replay_producers, simulate_restart
 
 app = typer.Typer(
     name="kafkatool",
@@ -22,6 +22,7 @@ app = typer.Typer(
 app.command("dump-segment", no_args_is_help=True)(dump_segment.command)
 app.command("check", no_args_is_help=True)(check.command)
 app.command("replay-producers", no_args_is_help=True)(replay_producers.command)
+app.command("simulate-restart", no_args_is_help=True)(simulate_restart.command)
 
 
 def _version(value: bool) -> None:

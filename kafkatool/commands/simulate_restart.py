@@ -1,0 +1,110 @@
+"""``kafkatool simulate-restart``: what Kafka will do with this log dir when the broker starts."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafkatool.commands.common import run_guarded
+from kafkatool.engine.restart import PartitionRestart, RestartOptions, RestartResult, simulate_restart
+from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.restart_inputs import read_restart_inputs
+from kafkatool.render.restart_report import render_restart
+
+SCHEMA_VERSION = 1
+
+
+class RestartFormat(StrEnum):
+    """Output formats."""
+
+    text = "text"
+    json = "json"
+
+
+class AssumeShutdown(StrEnum):
+    """Override of the clean-shutdown marker."""
+
+    clean = "clean"
+    unclean = "unclean"
+
+
+def _opt(v: int) -> int | None:
+    return None if v == -1 else v
+
+
+def partition_document(p: PartitionRestart) -> dict[str, Any]:
+    """One partition as the stable ``--format json`` schema has it."""
+    return {
+        "directory": p.directory, "topic": p.topic, "partition": p.partition, "clean_shutdown": p.clean_shutdown,
+        "outcome": p.outcome, "error": p.error, "inputs": p.inputs,
+        "log_start_offset": p.log_start_offset, "log_end_offset": p.log_end_offset,
+        "recovery_point": p.recovery_point, "high_watermark": p.high_watermark,
+        "first_unstable_offset": p.first_unstable_offset, "last_stable_offset": p.last_stable_offset,
+        "bytes_truncated": p.bytes_truncated, "recovery_bytes_read": p.recovery_bytes_read,
+        "segments": [{"base_offset": s.base_offset, "size_bytes": s.size_bytes, "next_offset": s.next_offset,
+                      "file": s.file} for s in p.segments],
+        "leader_epochs": [{"epoch": e.epoch, "start_offset": e.start_offset} for e in p.leader_epochs],
+        "producers": [{
+            "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
+            "coordinator_epoch": _opt(e.coordinator_epoch), "first_sequence": _opt(e.first_seq),
+            "last_sequence": _opt(e.last_seq), "first_data_offset": _opt(e.first_data_offset),
+            "last_data_offset": _opt(e.last_data_offset), "last_offset_delta": e.last_offset_delta,
+            "last_timestamp": _opt(e.last_timestamp), "current_txn_first_offset": e.current_txn_first_offset,
+            "cached_batches": [{"first_sequence": b.first_seq, "last_sequence": b.last_seq,
+                                "first_offset": b.first_offset, "last_offset": b.last_offset,
+                                "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches],
+        } for e in p.producers],
+        "snapshot_files_after": p.snapshot_files_after,
+        "loss": {"records": p.loss.records, "batches": p.loss.batches, "bytes": p.loss.bytes,
+                 "offsets": None if p.loss.offsets is None else {"from": p.loss.offsets[0], "to": p.loss.offsets[1]},
+                 "producers": p.loss.producers, "transactions": p.loss.transactions},
+        "steps": [{"action": s.action, "detail": s.detail, "file": s.file, "offset": s.offset,
+                   "position": s.position, "bytes": s.bytes} for s in p.steps],
+    }
+
+
+def build_document(result: RestartResult) -> dict[str, Any]:
+    """The whole simulation as a JSON-ready document."""
+    return {"schema_version": SCHEMA_VERSION, "log_dir": result.path, "clean_shutdown": result.clean_shutdown,
+            "clean_shutdown_marker": result.marker_present, "now": result.now,
+            "partitions": [partition_document(p) for p in result.partitions]}
+
+
+def command(
+    log_dir: Annotated[str, typer.Argument(help="A broker log dir (or one partition directory).", metavar="LOG_DIR",
+                                           show_default=False)],
+    partition: Annotated[str | None, typer.Option("--partition", "-p", metavar="TOPIC-N",
+                                                  help="Only this partition.")] = None,
+    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+                                            help="The broker's clock at start-up, for producer expiration "
+                                                 "(default: the newest record timestamp).")] = None,
+    assume: Annotated[AssumeShutdown | None, typer.Option(
+        "--assume", help="Treat the last shutdown as clean or unclean, whatever the marker says.")] = None,
+    recovery_point: Annotated[int | None, typer.Option(
+        "--recovery-point", metavar="OFFSET", min=0,
+        help="Use this recovery point instead of the recovery-point-offset-checkpoint entry.")] = None,
+    fmt: Annotated[RestartFormat, typer.Option("--format", "-f", help="text or json.")] = RestartFormat.text,
+) -> None:
+    """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
+
+    def body() -> int:
+        path = Path(log_dir)
+        inputs = read_restart_inputs(path)
+        label = partition
+        if inputs.single_partition and partition is not None and partition != inputs.log_dir.partitions[0].directory:
+            raise UsageError(f"{log_dir} is the partition {inputs.log_dir.partitions[0].directory}, not {partition}")
+        if partition is not None and not any(p.directory == partition for p in inputs.log_dir.partitions):
+            raise UsageError(f"no partition directory {partition!r} in {log_dir}")
+        options = RestartOptions(now=now, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
+                                 recovery_point=recovery_point)
+        result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
+        doc = build_document(result)
+        render_restart(doc, fmt.value)
+        if any(p["outcome"] == "failed" for p in doc["partitions"]):
+            return int(ExitCode.DEFECTS)
+        return int(ExitCode.DEFECTS if any(p["bytes_truncated"] for p in doc["partitions"]) else ExitCode.CLEAN)
+
+    run_guarded(body)

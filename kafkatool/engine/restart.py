@@ -1,0 +1,754 @@
+"""What Kafka does with a log dir at broker start-up, modelled offline and read-only.
+
+Models ``LogManager.loadLogs`` / ``UnifiedLog.apply`` (core, Scala) around storage's ``LogLoader.load``:
+stray and swap files, ``loadSegmentFiles`` (missing or corrupt indexes), ``recoverLog`` (re-scan from
+the recovery point, truncate at the first invalid batch, delete every later segment), ``LogSegment.recover``
+and ``readNextOffset``, ``UnifiedLog.rebuildProducerState`` with ``ProducerStateManager.truncateAndReload``,
+``loadFromSnapshot``, ``takeSnapshot`` and ``removeStraySnapshots``, the ``LeaderEpochFileCache`` truncations,
+then the constructor's clamps (log start offset, recovery point, first unstable offset) and the high
+watermark as ``Partition`` applies it. Producer state itself is the replay engine's
+:class:`~kafkatool.engine.producer_state.ProducerStateManager`. Pure: decoded files in, a result out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kafkatool.engine.producer_state import ProducerEntry, ProducerStateManager
+from kafkatool.engine.replay import COORDINATOR_TOPICS
+from kafkatool.model import (
+    IndexFile,
+    LeaderEpochEntry,
+    LogDirData,
+    LogEntry,
+    OffsetIndexEntry,
+    PartitionData,
+    ProducerSnapshotEntry,
+    RecordBatch,
+    SegmentData,
+)
+from kafkatool.schema.filenames import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    KRAFT_DELETED_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    SWAP_SUFFIX,
+    offset_from_name,
+    segment_file_name,
+)
+
+INT32_MAX = 0x7FFFFFFF
+DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+METADATA_PARTITION = "__cluster_metadata"
+Assume = Literal["clean", "unclean"]
+
+
+@dataclass(frozen=True, slots=True)
+class RestartOptions:
+    """What the broker would be told: the clock, and overrides of the marker and the recovery point."""
+
+    now: int | None = None
+    assume: Assume | None = None
+    recovery_point: int | None = None
+    producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing Kafka does, in order: ``action`` is a stable code, ``detail`` says what and why."""
+
+    action: str
+    detail: str
+    file: str | None = None
+    offset: int | None = None
+    position: int | None = None
+    bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentAfter:
+    """A segment after load."""
+
+    base_offset: int
+    size_bytes: int
+    next_offset: int
+    file: str
+
+
+@dataclass
+class Loss:
+    """What the load threw away."""
+
+    records: int = 0
+    batches: int = 0
+    bytes: int = 0
+    offsets: tuple[int, int] | None = None  # [first, end) of the offsets removed
+    producers: list[int] = field(default_factory=list)
+    transactions: list[int] = field(default_factory=list)  # first offsets of transactions whose data was lost
+
+
+@dataclass
+class PartitionRestart:
+    """The outcome of loading one partition."""
+
+    directory: str
+    topic: str
+    partition: int | None
+    clean_shutdown: bool
+    outcome: Literal["loaded", "failed", "skipped"] = "loaded"
+    error: str | None = None
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None
+    recovery_point: int | None = None
+    high_watermark: int | None = None
+    first_unstable_offset: int | None = None
+    last_stable_offset: int | None = None
+    bytes_truncated: int = 0
+    recovery_bytes_read: int = 0
+    segments: list[SegmentAfter] = field(default_factory=list)
+    leader_epochs: list[LeaderEpochEntry] = field(default_factory=list)
+    producers: list[ProducerEntry] = field(default_factory=list)
+    snapshot_files_after: list[int] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    loss: Loss = field(default_factory=Loss)
+    inputs: dict[str, int | bool | None] = field(default_factory=dict)
+
+
+@dataclass
+class RestartResult:
+    """Every partition of the log dir."""
+
+    path: str
+    clean_shutdown: bool
+    marker_present: bool
+    now: int
+    partitions: list[PartitionRestart] = field(default_factory=list)
+
+
+class LoadFailure(Exception):
+    """Kafka throws while loading the partition: the broker marks the log dir offline."""
+
+
+class _Overflow(Exception):
+    """``LogSegmentOffsetOverflowException``: a batch offset cannot be made relative to the segment base."""
+
+    def __init__(self, seg: _Seg, offset: int) -> None:
+        super().__init__(offset)
+        self.seg = seg
+        self.offset = offset
+
+
+# -- segments ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Seg:
+    """A segment as the loader sees it (``LogSegment``): its complete entries, size and offset index."""
+
+    base: int
+    file: str
+    size: int
+    entries: list[LogEntry]
+    index: IndexFile | None
+    has_index: bool
+    txn_corrupt: bool
+    recovered: bool = False
+
+    @classmethod
+    def of(cls, data: SegmentData) -> _Seg:
+        txn_bad = any(a.last_offset < data.base_offset for a in data.txn_index or [])
+        return cls(data.base_offset, data.log_file, data.log_size, list(data.entries), data.index,
+                   data.index_file is not None, txn_bad)
+
+    def chain(self, start_pos: int = 0, end_pos: int | None = None) -> list[LogEntry]:
+        """Entries ``FileLogInputStream`` returns from ``start_pos``: contiguous, complete, up to ``end_pos``."""
+        end = self.size if end_pos is None else end_pos
+        out: list[LogEntry] = []
+        pos = start_pos
+        for e in self.entries:
+            if e.position < pos:
+                continue
+            if e.position != pos or e.position + e.size_in_bytes > end:
+                break
+            out.append(e)
+            pos += e.size_in_bytes
+        return out
+
+    def translate(self, offset: int, start_pos: int = 0) -> LogEntry | None:
+        """``translateOffset``: the first entry at or after ``start_pos`` whose last offset is >= ``offset``."""
+        return next((e for e in self.chain(start_pos) if e.last_offset >= offset), None)
+
+    def index_last(self) -> tuple[int, int]:
+        """``offsetIndex().lastOffset()`` and the position ``lookup`` gives for it."""
+        if self.recovered or self.index is None:
+            return (self.entries_last_index() if self.recovered else (self.base, 0))
+        idx = self.index
+        if idx.zero_tail or not idx.entries:
+            return self.base, 0
+        last = idx.entries[-1]
+        assert isinstance(last, OffsetIndexEntry)
+        return last.offset, last.position
+
+    def entries_last_index(self) -> tuple[int, int]:
+        return (self.entries[-1].last_offset, self.entries[-1].position) if self.entries else (self.base, 0)
+
+    def read_next_offset(self) -> int:
+        """``LogSegment.readNextOffset``: from the index's last entry, the last complete batch, else the base."""
+        target, pos = self.index_last()
+        first = self.translate(target, pos if pos <= self.size else self.size + 1)
+        if first is None:
+            return self.base
+        tail = self.chain(first.position)
+        return tail[-1].last_offset + 1 if tail else self.base
+
+    def has_overflow(self) -> bool:
+        """``LogSegment.hasOverflow``."""
+        nxt = self.read_next_offset()
+        return nxt > self.base and not 0 <= nxt - 1 - self.base <= INT32_MAX
+
+
+def _values(segs: list[_Seg], start: int, end: int) -> list[_Seg]:
+    """``LogSegments.values(from, to)``: from the segment holding ``from`` up to (excluding) ``to``."""
+    if start == end:
+        return []
+    floor = max((s.base for s in segs if s.base <= start), default=None)
+    lo = floor if floor is not None else -1
+    return [s for s in segs if lo <= s.base < end]
+
+
+# -- producer state with its snapshot files --------------------------------------------------------
+
+
+class _Disk:
+    """The partition's producer snapshot files as the load creates and deletes them."""
+
+    def __init__(self, part: PartitionData, steps: list[Step]) -> None:
+        self.steps = steps
+        self.dir = part.directory
+        self.files: dict[int, list[ProducerSnapshotEntry] | None] = {}
+        for s in part.snapshots:
+            ok = s.snapshot is not None and s.snapshot.crc_valid
+            self.files[s.offset] = list(s.snapshot.entries) if ok and s.snapshot else None
+
+    def name(self, offset: int) -> str:
+        return f"{self.dir}/{segment_file_name(offset, '.snapshot')}"
+
+    def delete(self, offset: int, why: str) -> None:
+        if offset in self.files:
+            del self.files[offset]
+            self.steps.append(Step("snapshot-delete", f"delete producer snapshot {offset}: {why}",
+                                   self.name(offset), offset))
+
+    def write(self, offset: int, entries: list[ProducerSnapshotEntry], why: str) -> None:
+        self.files[offset] = entries
+        self.steps.append(Step("snapshot-write", f"write producer snapshot at offset {offset} with {len(entries)} "
+                                                 f"producer(s) ({why})", self.name(offset), offset))
+
+
+class _Psm:
+    """Kafka's ``ProducerStateManager`` bookkeeping (map end, last snapshot, snapshot files) around the
+    replay engine's producer state."""
+
+    def __init__(self, disk: _Disk, topic: str, now: int, expiration_ms: int, role: str) -> None:
+        self.disk = disk
+        self.topic = topic
+        self.now = now
+        self.expiration_ms = expiration_ms
+        self.role = role
+        self.snapshots: set[int] = set(disk.files)
+        self.state = self._fresh()
+        self.last_snap = 0
+
+    def _fresh(self) -> ProducerStateManager:
+        return ProducerStateManager(0, client_checks=self.topic not in COORDINATOR_TOPICS)
+
+    @property
+    def map_end(self) -> int:
+        return self.state.map_end_offset
+
+    @map_end.setter
+    def map_end(self, value: int) -> None:
+        self.state.map_end_offset = value
+
+    def take_snapshot(self) -> None:
+        """``takeSnapshot``: only when the map end moved past the last snapshot."""
+        if self.map_end > self.last_snap:
+            self.disk.write(self.map_end, self.state.snapshot_entries(), self.role)
+            self.snapshots.add(self.map_end)
+            self.last_snap = self.map_end
+
+    def remove_and_delete(self, offset: int, why: str) -> None:
+        self.snapshots.discard(offset)
+        self.disk.delete(offset, why)
+
+    def truncate_and_reload(self, log_start: int, log_end: int) -> None:
+        """``truncateAndReload``."""
+        for off in sorted(self.snapshots):
+            if off > log_end or off <= log_start:
+                self.remove_and_delete(off, f"out of range ({log_start}, {log_end}]")
+        if log_end != self.map_end:
+            self.state = self._fresh()
+            self.load_from_snapshot(log_start)
+        else:
+            if self.map_end < log_start:
+                self.map_end = log_start
+            self.last_snap = max(self.snapshots) if self.snapshots else log_start
+
+    def load_from_snapshot(self, log_start: int) -> None:
+        """``loadFromSnapshot``: the latest readable snapshot, without expired producers."""
+        while self.snapshots:
+            off = max(self.snapshots)
+            entries = self.disk.files.get(off)
+            if entries is None:
+                self.disk.steps.append(Step("snapshot-corrupt", f"producer snapshot {off} is corrupt: Kafka deletes it "
+                                            "and tries the previous one", self.disk.name(off), off))
+                self.remove_and_delete(off, "corrupt")
+                continue
+            live = [e for e in entries if e.current_txn_first_offset >= 0
+                    or self.now - e.timestamp < self.expiration_ms]
+            expired = len(entries) - len(live)
+            self.disk.steps.append(Step("snapshot-load", f"load producer snapshot {off} ({len(live)} producer(s)"
+                                        + (f", {expired} expired and dropped" if expired else "") + f") [{self.role}]",
+                                        self.disk.name(off), off))
+            self.state.load_snapshot(live, off)
+            self.last_snap = off
+            return
+        self.last_snap = log_start
+        self.map_end = log_start
+
+    def apply(self, entries: list[LogEntry]) -> None:
+        """``loadProducersFromRecords``: producer batches only; the map end is not moved."""
+        keep = self.map_end
+        for e in entries:
+            if isinstance(e, RecordBatch) and e.producer_id >= 0:
+                self.state.append(e)
+        self.map_end = keep
+
+
+def _rebuild_producer_state(psm: _Psm, segs: list[_Seg], log_start: int, last_offset: int,
+                            clean: bool) -> int:
+    """``UnifiedLog.rebuildProducerState``; returns the bytes it read."""
+    to_snapshot: list[int] = []
+    if segs:
+        if len(segs) >= 2:
+            to_snapshot.append(segs[-2].base)
+        to_snapshot.append(segs[-1].base)
+    to_snapshot.append(last_offset)
+    read = 0
+    if not psm.snapshots and clean:
+        for off in to_snapshot:
+            psm.map_end = off
+            psm.take_snapshot()
+        return read
+    empty_before = not psm.state.producers and psm.map_end >= last_offset
+    psm.truncate_and_reload(log_start, last_offset)
+    if last_offset > psm.map_end and not empty_before:
+        floor = max((s for s in segs if s.base <= last_offset), key=lambda s: s.base, default=None)
+        for seg in _values(segs, psm.map_end, last_offset):
+            start = max(seg.base, psm.map_end, log_start)
+            psm.map_end = start
+            if seg.base in to_snapshot:
+                psm.take_snapshot()
+            max_pos = seg.size
+            if seg is floor:
+                lop = seg.translate(last_offset)
+                max_pos = lop.position if lop is not None else seg.size
+            first = seg.translate(start)
+            if first is None:
+                continue
+            entries = seg.chain(first.position, max_pos)
+            read += sum(e.size_in_bytes for e in entries)
+            psm.apply(entries)
+    psm.map_end = last_offset
+    psm.take_snapshot()
+    return read
+
+
+# -- leader epochs ----------------------------------------------------------------------------------
+
+
+class _Epochs:
+    """``LeaderEpochFileCache``: epoch -> start offset, kept monotonic."""
+
+    def __init__(self, entries: list[LeaderEpochEntry] | None) -> None:
+        self.entries: list[LeaderEpochEntry] = []
+        for e in entries or []:
+            if e.epoch >= 0 and e.start_offset >= 0:
+                self.assign(e.epoch, e.start_offset)
+
+    def latest(self) -> int | None:
+        return self.entries[-1].epoch if self.entries else None
+
+    def assign(self, epoch: int, start: int) -> None:
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last.epoch == epoch and start >= last.start_offset:
+            return
+        while self.entries and (self.entries[-1].epoch >= epoch or self.entries[-1].start_offset >= start):
+            self.entries.pop()
+        self.entries.append(LeaderEpochEntry(epoch, start))
+
+    def truncate_from_end(self, end: int) -> list[LeaderEpochEntry]:
+        removed = []
+        if end >= 0 and self.entries and self.entries[-1].start_offset >= end:
+            while self.entries and self.entries[-1].start_offset >= end:
+                removed.append(self.entries.pop())
+        return removed
+
+    def truncate_from_start(self, start: int) -> list[LeaderEpochEntry]:
+        removed = []
+        while self.entries and self.entries[0].start_offset <= start:
+            removed.append(self.entries.pop(0))
+        if removed:
+            self.entries.insert(0, LeaderEpochEntry(removed[-1].epoch, start))
+        return removed
+
+
+# -- the loader -------------------------------------------------------------------------------------
+
+
+class _Loader:
+    """``LogLoader.load`` for one partition."""
+
+    def __init__(self, part: PartitionData, swaps: dict[int, SegmentData], res: PartitionRestart, clean: bool,
+                 log_start_cp: int, recovery_cp: int, now: int, expiration_ms: int) -> None:
+        self.part = part
+        self.swaps = swaps
+        self.res = res
+        self.steps = res.steps
+        self.clean = clean
+        self.log_start_cp = log_start_cp
+        self.recovery_cp = recovery_cp
+        self.now = now
+        self.expiration_ms = expiration_ms
+        self.disk = _Disk(part, self.steps)
+        self.epochs = _Epochs(part.leader_epochs)
+        self.topic = part.topic_partition.topic if part.topic_partition else ""
+        self.segments: list[_Seg] = []
+        self.sizes_before: dict[int, tuple[str, int]] = {}
+        self.entries_before: dict[int, list[LogEntry]] = {}
+
+    def step(self, action: str, detail: str, **kw: int | str | None) -> None:
+        self.steps.append(Step(action, detail, **kw))  # type: ignore[arg-type]
+
+    def psm(self, role: str) -> _Psm:
+        return _Psm(self.disk, self.topic, self.now, self.expiration_ms, role)
+
+    # -- first passes: stray and swap files
+
+    def _stray_and_swaps(self, segs: dict[int, _Seg]) -> None:
+        d = self.part.directory
+        leftovers = [name.split("/")[-1] for name in self.part.leftovers]
+        cleaned = [n for n in leftovers if n.endswith(CLEANED_SUFFIX)]
+        swaps = [n for n in leftovers if n.endswith(SWAP_SUFFIX)]
+        for n in leftovers:
+            if n.endswith(DELETED_SUFFIX) and not n.endswith(KRAFT_DELETED_SUFFIX):
+                self.step("delete-stray", f"delete {n}: a file already marked for deletion", file=f"{d}/{n}")
+        min_cleaned = min((offset_from_name(n) or 0 for n in cleaned), default=None)
+        valid_swaps = []
+        for n in swaps:
+            off = offset_from_name(n)
+            if min_cleaned is not None and off is not None and off >= min_cleaned:
+                self.step("delete-stray", f"delete {n}: a .swap at or above the lowest .cleaned offset "
+                          f"{min_cleaned} (an incomplete split)", file=f"{d}/{n}")
+            else:
+                valid_swaps.append(n)
+        for n in cleaned:
+            self.step("delete-stray", f"delete {n}: an unfinished cleaner output (.cleaned)", file=f"{d}/{n}")
+        swap_logs = sorted(offset_from_name(n) or 0 for n in valid_swaps if n.endswith(".log" + SWAP_SUFFIX))
+        if not swap_logs:
+            return
+        lo, hi = None, None
+        for off in swap_logs:
+            data = self.swaps.get(off)
+            if data is None:
+                continue
+            seg = _Seg.of(data)
+            nxt = seg.read_next_offset()
+            self.step("swap-found", f"{segment_file_name(off, '.log')}{SWAP_SUFFIX} is an interrupted cleaner swap "
+                      f"covering offsets [{off}, {nxt}): recoverable by renaming", file=data.log_file, offset=off)
+            lo = off if lo is None else min(lo, off)
+            hi = nxt if hi is None else max(hi, nxt)
+        if lo is None or hi is None:
+            return
+        for base in sorted(segs):
+            if lo <= base < hi:
+                self.step("swap-delete-replaced", f"delete segment {base} ({segs[base].file} and its indexes): "
+                          f"compacted into the swap [{lo}, {hi}) but not yet deleted", file=segs[base].file,
+                          offset=base)
+                del segs[base]
+        for off in sorted(self.disk.files):
+            if lo <= off < hi:
+                self.disk.delete(off, f"inside the swapped range [{lo}, {hi})")
+        for off in swap_logs:
+            data = self.swaps.get(off)
+            if data is None:
+                continue
+            seg = _Seg.of(data)
+            seg.file = f"{d}/{segment_file_name(off, '.log')}"
+            segs[off] = seg
+            self.step("swap-rename", f"rename the .swap files of segment {off} to regular segment files",
+                      file=seg.file, offset=off)
+
+    # -- segment recovery
+
+    def _recover(self, seg: _Seg, loaded: list[_Seg], why: str) -> int:
+        """``LogLoader.recoverSegment`` then ``LogSegment.recover``: returns the bytes truncated."""
+        temp = self.psm(f"recovery of segment {seg.base}")
+        self.res.recovery_bytes_read += _rebuild_producer_state(temp, loaded, self.log_start_cp, seg.base, False)
+        self.res.recovery_bytes_read += seg.size
+        valid = 0
+        kept: list[LogEntry] = []
+        for e in seg.entries:
+            if e.position != valid or e.crc_valid is False:
+                break
+            if not 0 <= e.last_offset - seg.base <= INT32_MAX:
+                raise _Overflow(seg, e.last_offset)
+            if isinstance(e, RecordBatch):
+                if e.partition_leader_epoch >= 0 and (self.epochs.latest() is None
+                                                      or e.partition_leader_epoch > self.epochs.latest()):  # type: ignore[operator]
+                    self.epochs.assign(e.partition_leader_epoch, e.base_offset)
+                temp.state.append(e)
+            temp.map_end = e.last_offset + 1
+            kept.append(e)
+            valid += e.size_in_bytes
+        truncated = seg.size - valid
+        seg.entries, seg.size, seg.recovered = kept, valid, True
+        self.step("recover-segment", f"re-scan segment {seg.base} ({why}): {len(kept)} valid entries, "
+                  f"{valid} bytes", file=seg.file, offset=seg.base)
+        if truncated > 0:
+            self.step("truncate", f"truncate {seg.file} at byte {valid}: {self._reason(seg, valid)}; "
+                      f"{truncated} bytes dropped", file=seg.file, position=valid, bytes=truncated)
+        temp.take_snapshot()
+        return truncated
+
+    def _reason(self, seg: _Seg, pos: int) -> str:
+        for e in self.entries_before.get(seg.base, []):
+            if e.position == pos and e.crc_valid is False:
+                return f"the entry there (offsets up to {e.last_offset}) fails its CRC check"
+        data = next((s for s in self.part.segments if s.base_offset == seg.base), None)
+        defects = [] if data is None else [d for d in data.defects if d.position is not None and d.position >= pos]
+        if defects:
+            d = min(defects, key=lambda d: d.position or 0)
+            return {"torn-tail": "a partial batch (torn write)",
+                    "trailing-zeros": "zero bytes: Kafka reads a record size of 0, smaller than the minimum record "
+                                      "overhead (14)"}.get(d.code, d.reason)
+        return "an invalid batch"
+
+    def _delete_segments(self, doomed: list[_Seg], why: str) -> None:
+        for s in doomed:
+            self.segments.remove(s)
+            self.step("delete-segment", f"delete segment {s.base} ({s.file}, {s.size} bytes): {why}",
+                      file=s.file, offset=s.base, bytes=s.size)
+            s.size = 0
+            self.disk.delete(s.base, f"its segment {s.base} was deleted")
+
+    # -- load
+
+    def load(self) -> tuple[int, int, int]:
+        """Returns the new log start offset, recovery point and next offset."""
+        d = self.part.directory
+        segs: dict[int, _Seg] = {}
+        for data in self.part.segments:
+            if not data.log_file:
+                for f in (data.index_file, data.time_index_file, data.txn_index_file):
+                    if f and not f.endswith(".txnindex"):
+                        self.step("delete-orphan-index", f"delete {f}: an index file with no log file", file=f)
+                continue
+            segs[data.base_offset] = _Seg.of(data)
+        for base, s in segs.items():
+            self.sizes_before[base] = (s.file, s.size)
+            self.entries_before[base] = list(s.entries)
+        self._stray_and_swaps(segs)
+        for base in sorted(segs):
+            seg = segs[base]
+            if not seg.has_index:
+                level = "error" if self.clean or base < self.recovery_cp else "info"
+                index = f"{d}/{segment_file_name(base, '.index')}"
+                self.step("missing-index", f"{index} is missing ({level}): Kafka recovers the segment and rebuilds "
+                          "its indexes", file=index, offset=base)
+                self._recover(seg, list(self.segments), "offset index missing")
+            elif seg.txn_corrupt:
+                self.step("corrupt-index", f"{segment_file_name(base, '.txnindex')} lists an aborted transaction "
+                          "ending before the segment base: Kafka recovers the segment", offset=base)
+                self._recover(seg, list(self.segments), "transaction index corrupt")
+            self.segments.append(seg)
+        if not self.clean:
+            unflushed = _values(self.segments, self.recovery_cp, 1 << 63)
+            self.step("recovery", f"unclean shutdown: re-scan the {len(unflushed)} segment(s) from the recovery point "
+                      f"{self.recovery_cp}" + (f" ({', '.join(str(s.base) for s in unflushed)})" if unflushed else ""))
+            for i, seg in enumerate(unflushed):
+                truncated = self._recover(seg, self.segments, "at or above the recovery point")
+                if truncated > 0:
+                    rest = unflushed[i + 1:]
+                    if rest:
+                        self._delete_segments(rest, f"recovery truncated segment {seg.base}, so every later "
+                                                    "segment is deleted")
+                    break
+        else:
+            self.step("no-recovery", "clean shutdown marker: no segment is re-scanned")
+        log_end: int | None = None
+        if self.segments:
+            leo = self.segments[-1].read_next_offset()
+            if leo >= self.log_start_cp:
+                log_end = leo
+            else:
+                self._delete_segments(list(self.segments), f"the log end offset {leo} is below the log start "
+                                                           f"offset {self.log_start_cp}")
+                self.epochs.entries.clear()
+                for off in sorted(self.disk.files):
+                    self.disk.delete(off, "the whole log was deleted")
+        if not self.segments:
+            self.step("create-segment", f"no segment left: create an empty one at {self.log_start_cp}")
+            self.segments.append(_Seg(self.log_start_cp, f"{d}/{segment_file_name(self.log_start_cp, '.log')}",
+                                      0, [], None, True, False, True))
+        if self.clean and log_end is not None:
+            recovery_point, next_offset = log_end, log_end
+        else:
+            leo = log_end if log_end is not None else self.segments[-1].read_next_offset()
+            recovery_point, next_offset = min(self.recovery_cp, leo), leo
+        removed = self.epochs.truncate_from_end(next_offset)
+        if removed:
+            self.step("epoch-truncate", f"leader epoch cache truncated to the log end {next_offset}: removed "
+                      + ", ".join(f"epoch {e.epoch}@{e.start_offset}" for e in reversed(removed)))
+        new_log_start = max(self.log_start_cp, self.segments[0].base)
+        removed = self.epochs.truncate_from_start(self.log_start_cp)
+        if removed and (len(removed) > 1 or removed[0].start_offset != self.log_start_cp):
+            self.step("epoch-truncate", f"leader epoch cache truncated to the log start {self.log_start_cp}")
+        self._remove_stray_snapshots()
+        real = self.psm("load")
+        real.snapshots = set(self.disk.files)
+        self.res.recovery_bytes_read += _rebuild_producer_state(real, self.segments, new_log_start, next_offset,
+                                                                self.clean)
+        self.final_psm = real
+        return new_log_start, recovery_point, next_offset
+
+    def _remove_stray_snapshots(self) -> None:
+        """``removeStraySnapshots``: keep snapshots at segment bases and the latest stray one above them."""
+        bases = {s.base for s in self.segments}
+        max_base = max(bases) if bases else None
+        latest_stray: int | None = None
+        for off in sorted(self.disk.files):
+            if off in bases:
+                continue
+            if latest_stray is not None:
+                self.disk.delete(latest_stray, "a stray snapshot (no segment starts there)")
+            latest_stray = off
+        if latest_stray is not None and max_base is not None and latest_stray < max_base:
+            self.disk.delete(latest_stray, "a stray snapshot below the last segment")
+
+
+def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
+    entries = data.checkpoints.get(name)
+    if not entries or part.topic_partition is None:
+        return None
+    return entries.get(part.topic_partition)
+
+
+def _loss(res: PartitionRestart, loader: _Loader, next_offset: int) -> None:
+    loss = res.loss
+    lost_entries: list[LogEntry] = []
+    for base, entries in loader.entries_before.items():
+        seg = next((s for s in loader.segments if s.base == base), None)
+        kept = {id(e) for e in seg.entries} if seg is not None else set()
+        lost_entries += [e for e in entries if id(e) not in kept and e.last_offset >= next_offset]
+    for base, (_file, size) in loader.sizes_before.items():
+        seg = next((s for s in loader.segments if s.base == base), None)
+        after = seg.size if seg is not None else 0
+        if after < size:
+            loss.bytes += size - after
+    res.bytes_truncated = loss.bytes
+    if lost_entries:
+        loss.batches = len(lost_entries)
+        loss.records = sum(e.records_count if isinstance(e, RecordBatch) else 1 for e in lost_entries)
+        loss.offsets = (min(e.base_offset for e in lost_entries), max(e.last_offset for e in lost_entries) + 1)
+        loss.producers = sorted({e.producer_id for e in lost_entries if isinstance(e, RecordBatch)
+                                 and e.producer_id >= 0})
+        loss.transactions = sorted({e.base_offset for e in lost_entries if isinstance(e, RecordBatch)
+                                    and e.is_transactional and not e.is_control})
+
+
+def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, SegmentData], clean: bool,
+                       options: RestartOptions, now: int) -> PartitionRestart:
+    """Load one partition as ``UnifiedLog.apply`` and ``Partition`` do."""
+    tp = part.topic_partition
+    res = PartitionRestart(part.directory, tp.topic if tp else part.directory, tp.partition if tp else None, clean)
+    metadata = tp is not None and tp.topic == METADATA_PARTITION
+    if metadata:
+        # KafkaMetadataLog.apply: log start 0, recovery point 0, never a clean shutdown.
+        clean, log_start_cp, recovery_cp, hw_cp = False, 0, 0, None
+        res.clean_shutdown = False
+        res.steps.append(Step("metadata-log", "the KRaft metadata log is loaded by KafkaMetadataLog: every segment "
+                                              "is recovered on every start"))
+    else:
+        log_start_cp = _checkpoint(data, LOG_START_OFFSET_CHECKPOINT, part) or 0
+        recovery_cp = _checkpoint(data, RECOVERY_POINT_CHECKPOINT, part) or 0
+        hw_cp = _checkpoint(data, REPLICATION_OFFSET_CHECKPOINT, part)
+        if options.recovery_point is not None:
+            recovery_cp = options.recovery_point
+    res.inputs = {"recovery_point_checkpoint": recovery_cp, "log_start_offset_checkpoint": log_start_cp,
+                  "high_watermark_checkpoint": hw_cp, "clean_shutdown": clean}
+    loader = _Loader(part, swaps, res, clean, log_start_cp, recovery_cp, now, options.producer_id_expiration_ms)
+    try:
+        new_log_start, recovery_point, next_offset = loader.load()
+    except _Overflow as err:
+        seg = err.seg
+        if seg.has_overflow():
+            res.error = (f"LogSegmentOffsetOverflowException: segment {seg.file} holds offset {err.offset}, which "
+                         "cannot be made relative to its base; Kafka would split it (not modelled)")
+        else:
+            res.error = ("java.lang.IllegalArgumentException: Split operation is only permitted for segments with "
+                         f"overflow, and the problem path is {seg.file}")
+        res.outcome = "failed"
+        res.steps.append(Step("fail", f"batch offset {err.offset} is outside segment {seg.base}'s range (the file "
+                                      f"name does not match its content): {res.error}", seg.file, seg.base))
+        return res
+    psm = loader.final_psm
+    log_start = new_log_start
+    res.log_start_offset = log_start
+    res.log_end_offset = next_offset
+    res.recovery_point = max(recovery_point, log_start)
+    if metadata:
+        res.high_watermark = None
+    else:
+        hw = hw_cp if hw_cp is not None else 0
+        res.high_watermark = min(max(hw, log_start), next_offset)
+    fuo = psm.state.first_unstable_offset()
+    res.first_unstable_offset = None if fuo is None else max(fuo, log_start)
+    if res.high_watermark is not None:
+        fu = res.first_unstable_offset
+        res.last_stable_offset = fu if fu is not None and fu < res.high_watermark else res.high_watermark
+    res.segments = [SegmentAfter(s.base, s.size, s.read_next_offset(), s.file) for s in loader.segments]
+    res.leader_epochs = list(loader.epochs.entries)
+    res.producers = [psm.state.producers[pid] for pid in psm.state.order.order() if pid in psm.state.producers]
+    res.snapshot_files_after = sorted(loader.disk.files)
+    _loss(res, loader, next_offset)
+    return res
+
+
+def simulate_restart(data: LogDirData, swaps: dict[str, dict[int, SegmentData]], options: RestartOptions,
+                     partition: str | None = None) -> RestartResult:
+    """Every partition of ``data`` (or only ``partition``), loaded as the broker would at start-up."""
+    marker = data.clean_shutdown is not None
+    clean = marker if options.assume is None else options.assume == "clean"
+    now = options.now if options.now is not None else _latest_timestamp(data)
+    result = RestartResult(data.path, clean, marker, now)
+    for part in data.partitions:
+        if partition is not None and part.directory != partition:
+            continue
+        if part.topic_partition is None or part.state not in ("", "live"):
+            continue
+        result.partitions.append(simulate_partition(data, part, swaps.get(part.directory, {}), clean, options, now))
+    return result
+
+
+def _latest_timestamp(data: LogDirData) -> int:
+    """The default clock: the newest batch timestamp in the log dir (nothing expires relative to it)."""
+    best = 0
+    for part in data.partitions:
+        for seg in part.segments:
+            for e in seg.entries:
+                best = max(best, e.max_timestamp)
+    return best

@@ -1,0 +1,95 @@
+"""The raw facts ``simulate-restart`` needs beyond :func:`~kafkatool.reading.logdir.read_log_dir`.
+
+Kafka's ``LogLoader`` turns interrupted cleaner swaps (``X.log.swap`` and its index files) into
+segments, so their content is read here too; and a partition directory given alone still gets its
+parent log dir's checkpoints and clean-shutdown marker, as the broker would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatool.errors import DecodeError
+from kafkatool.model import LogDirData, SegmentData
+from kafkatool.reading.files import list_dir, read_bytes
+from kafkatool.reading.logdir import OFFSET_CHECKPOINTS, _read_segment, read_log_dir
+from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index, txn_index
+from kafkatool.schema.filenames import (
+    CLEAN_SHUTDOWN,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    offset_from_name,
+    parse_partition_dir,
+)
+
+
+@dataclass
+class RestartInputs:
+    """A log dir as read, plus each partition's ``.swap`` segments (by label, then base offset)."""
+
+    log_dir: LogDirData
+    swaps: dict[str, dict[int, SegmentData]] = field(default_factory=dict)
+    single_partition: bool = False
+
+
+def read_swap_segments(directory: Path, label: str) -> dict[int, SegmentData]:
+    """The ``.swap`` files of a partition directory, decoded as segments named without the suffix."""
+    out: dict[int, SegmentData] = {}
+    for p in list_dir(directory):
+        if not p.is_file() or not p.name.endswith(SWAP_SUFFIX):
+            continue
+        offset = offset_from_name(p.name)
+        if offset is None:
+            continue
+        seg = out.setdefault(offset, SegmentData(offset, "", 0))
+        plain = p.name[:-len(SWAP_SUFFIX)]
+        name = f"{label}/{p.name}" if label else p.name
+        if plain.endswith(LOG_SUFFIX):
+            seg.log_file, seg.log_size = name, p.stat().st_size
+            _read_segment(seg, p)
+        elif plain.endswith(INDEX_SUFFIX):
+            data = read_bytes(p)
+            seg.index_file, seg.index_size = name, len(data)
+            seg.index = offset_index.parse_offset_index(data, offset)
+        elif plain.endswith(TIME_INDEX_SUFFIX):
+            data = read_bytes(p)
+            seg.time_index_file, seg.time_index_size = name, len(data)
+            seg.time_index = time_index.parse_time_index(data, offset)
+        elif plain.endswith(TXN_INDEX_SUFFIX):
+            seg.txn_index_file = name
+            seg.txn_index = txn_index.parse_txn_index(read_bytes(p))
+    return out
+
+
+def _parent_files(data: LogDirData, parent: Path) -> None:
+    """A lone partition directory: take the checkpoints and the marker from its parent log dir."""
+    for name in OFFSET_CHECKPOINTS:
+        p = parent / name
+        if p.is_file():
+            try:
+                data.checkpoints[name] = checkpoint.parse_offset_checkpoint(read_bytes(p))
+            except DecodeError:
+                data.checkpoints[name] = None
+    marker = parent / CLEAN_SHUTDOWN
+    if marker.is_file():
+        data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(marker))
+
+
+def read_restart_inputs(path: str | Path) -> RestartInputs:
+    """Everything Kafka's start-up reads for the log dir (or partition directory) at ``path``."""
+    data = read_log_dir(path)
+    root = Path(path)
+    single = len(data.partitions) == 1 and data.partitions[0].directory == root.name \
+        and parse_partition_dir(root.name) is not None and not (root / data.partitions[0].directory).is_dir()
+    inputs = RestartInputs(data, single_partition=single)
+    if single:
+        _parent_files(data, root.parent)
+    for part in data.partitions:
+        directory = root if single else root / part.directory
+        inputs.swaps[part.directory] = read_swap_segments(directory, part.directory)
+    return inputs
+

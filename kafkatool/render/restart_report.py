@@ -1,0 +1,70 @@
+"""Rendering a simulated broker restart: the steps, the state after load, and the loss (text / json)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+Row = dict[str, Any]
+STEP_STYLE = {"truncate": "bold red", "delete-segment": "red", "fail": "bold red", "missing-index": "yellow",
+              "corrupt-index": "yellow", "snapshot-delete": "dim", "snapshot-write": "dim", "snapshot-load": "dim",
+              "snapshot-corrupt": "yellow", "epoch-truncate": "yellow"}
+
+
+def _v(value: Any) -> str:
+    return "–" if value is None else str(value)
+
+
+def _partition(console: Console, p: Row) -> None:
+    head = f"{p['directory']}  ({'clean' if p['clean_shutdown'] else 'unclean'} start)"
+    console.print(Text(head, style="bold"))
+    for i, s in enumerate(p["steps"], 1):
+        console.print(Text(f"  {i:>2}. ", style="dim"), Text(s["detail"], style=STEP_STYLE.get(s["action"], "")))
+    if p["outcome"] == "failed":
+        console.print(Text(f"  Kafka fails to load this partition: {p['error']}", style="bold red"))
+        console.print(Text("  The broker marks the log dir offline; nothing below would happen.", style="red"))
+        return
+    console.print(Text(
+        f"  after load: log start {p['log_start_offset']}, log end {p['log_end_offset']}, recovery point "
+        f"{p['recovery_point']}, high watermark {_v(p['high_watermark'])}, last stable {_v(p['last_stable_offset'])}"
+        f", first unstable {_v(p['first_unstable_offset'])}"))
+    table = Table(box=None, show_edge=False, header_style="bold dim", padding=(0, 2))
+    for col in ("segment", "bytes", "next offset"):
+        table.add_column(col, justify="right")
+    for s in p["segments"]:
+        table.add_row(str(s["base_offset"]), str(s["size_bytes"]), str(s["next_offset"]))
+    console.print(table)
+    epochs = ", ".join(f"{e['epoch']}@{e['start_offset']}" for e in p["leader_epochs"]) or "none"
+    console.print(f"  leader epochs: {epochs}; producers: {len(p['producers'])}; snapshots after load: "
+                  f"{', '.join(str(o) for o in p['snapshot_files_after']) or 'none'}")
+    loss = p["loss"]
+    if loss["bytes"] or loss["records"]:
+        span = f" (offsets {loss['offsets']['from']} to {loss['offsets']['to'] - 1})" if loss["offsets"] else ""
+        line = f"  LOST: {loss['bytes']} bytes, {loss['records']} record(s) in {loss['batches']} batch(es){span}"
+        if loss["producers"]:
+            line += f"; producers affected: {', '.join(map(str, loss['producers']))}"
+        if loss["transactions"]:
+            line += f"; transactional batches lost at {', '.join(map(str, loss['transactions']))}"
+        console.print(Text(line, style="bold red"))
+    else:
+        console.print(Text("  nothing lost", style="green"))
+    console.print(Text(f"  recovery cost: {p['recovery_bytes_read']} bytes re-read", style="dim"))
+
+
+def render_restart(doc: Row, fmt: str, out: TextIO | None = None) -> None:
+    """Write the restart document ``doc`` (its JSON shape is the ``--format json`` schema)."""
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    console = Console(file=out, highlight=False, soft_wrap=True, width=None if out.isatty() else 160)
+    marker = "present" if doc["clean_shutdown_marker"] else "absent"
+    console.print(Text(f"{doc['log_dir']}: clean shutdown marker {marker}; the broker would start "
+                       f"{'clean' if doc['clean_shutdown'] else 'unclean (recovery)'}; clock {doc['now']}"))
+    for p in doc["partitions"]:
+        _partition(console, p)
