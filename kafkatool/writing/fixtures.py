@@ -1,0 +1,952 @@
+"""Deterministic fixture log dirs: a small broker writer and a registry of named scenarios.
+
+:class:`PartitionWriter` lays out one partition directory the way Kafka's storage code does it, modeled on
+``UnifiedLog.append`` / ``roll`` / ``close`` (Kafka 3.9/4.0): ``LogSegment.append`` adds an offset index entry
+(the append's last offset, its start position) and a time index entry (max timestamp so far and its offset)
+whenever more than ``index.interval.bytes`` were appended since the last one; ``LogSegment.shouldRoll`` rolls
+when the next batch would take the segment past ``segment.bytes`` or an index is full;
+``onBecomeInactiveSegment`` / ``close`` add the final time index entry and trim the indexes; the
+``ProducerStateManager`` takes a snapshot at each roll (at the new segment's base, even with no producers) and
+at the log end on a clean close, its entries in ``java.util.HashMap`` order; ``ProducerAppendInfo`` rejects
+duplicates, fenced epochs and out-of-order sequences; each ABORT of a non-empty transaction adds an
+``AbortedTxn`` with the last stable offset to the ``.txnindex`` of the segment holding the marker;
+``LeaderEpochFileCache.assign`` / ``truncateFromStart`` keep the epoch checkpoint. :class:`LogDir` adds what
+``LogManager.shutdown`` writes: the recovery-point, log-start-offset (only partitions whose log start is above
+their first segment's base) and replication-offset checkpoints, then the clean-shutdown marker.
+
+Scenarios are recipes over these writers, some with damage applied to a copy of a clean build. Everything
+is fixed: timestamps, topic ids, ``meta.properties`` (with a fixed date comment), payloads; files are written
+through :func:`~kafkatool.writing.atomic.write_atomic` in sorted order.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import itertools
+import re
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatool.errors import UsageError
+from kafkatool.model import (
+    AbortedTxn,
+    Compression,
+    ControlType,
+    Header,
+    LeaderEpochEntry,
+    OffsetIndexEntry,
+    ProducerSnapshotEntry,
+    Record,
+    TimeIndexEntry,
+    TopicPartition,
+    decrement_sequence,
+    increment_sequence,
+)
+from kafkatool.schema import (
+    checkpoint,
+    clean_shutdown,
+    meta_properties,
+    offset_index,
+    partition_metadata,
+    producer_snapshot,
+    time_index,
+    txn_index,
+)
+from kafkatool.schema.control import build_control_key, build_end_txn_marker
+from kafkatool.schema.filenames import (
+    CLEAN_SHUTDOWN,
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    LOG_SUFFIX,
+    META_PROPERTIES,
+    PARTITION_METADATA,
+    PRODUCER_SNAPSHOT_SUFFIX,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_file_name,
+)
+from kafkatool.schema.record_batch import build_records_batch
+from kafkatool.writing.atomic import write_atomic
+
+BASE_TIME = 1_700_000_000_000
+"""Record timestamps start here (CreateTime), as in the Kafka-made corpus."""
+CLUSTER_ID = "kafkatool-fixtures"
+NODE_ID = 1
+DIRECTORY_ID = "a2Fma2F0b29sRml4RGlyIQ"
+"""``directory.id``: the Kafka ``Uuid`` of the 16 bytes ``kafkatoolFixDir!``."""
+META_DATE_COMMENT = "#Tue Nov 14 22:13:20 UTC 2023"
+"""``Properties.store`` writes the current date; fixtures use :data:`BASE_TIME`'s."""
+BROKER_EPOCH = 12
+OFFSET_INDEX_ENTRY = 8
+TIME_INDEX_ENTRY = 12
+BATCHES_TO_RETAIN = 5
+"""``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: how many batches duplicate detection remembers."""
+TRANSACTIONAL = 0x10
+CONTROL = 0x20
+INT32_MAX = 0x7FFFFFFF
+_WORDS = ("amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+          "kelp", "lumen", "mistral", "nectar", "onyx", "quartz")
+
+Tree = dict[str, bytes]
+"""A built log dir: file contents by ``/``-separated path relative to the log dir."""
+Recipe = Callable[[], Tree]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    """The topic configs that shape the files (Kafka's ``LogConfig``)."""
+
+    segment_bytes: int = 4096
+    index_interval_bytes: int = 512
+    segment_index_bytes: int = 4096
+
+    @property
+    def offset_index_bytes(self) -> int:
+        """Preallocated ``.index`` size: ``segment.index.bytes`` rounded down to whole entries (``AbstractIndex``)."""
+        return self.segment_index_bytes // OFFSET_INDEX_ENTRY * OFFSET_INDEX_ENTRY
+
+    @property
+    def time_index_bytes(self) -> int:
+        """Preallocated ``.timeindex`` size (4092 for 4096)."""
+        return self.segment_index_bytes // TIME_INDEX_ENTRY * TIME_INDEX_ENTRY
+
+
+@dataclass
+class Producer:
+    """The client side of an idempotent or transactional producer: id, epoch and next sequence, as Kafka's
+    ``TransactionManager`` keeps them, so recipes need not count sequences."""
+
+    producer_id: int
+    epoch: int = 0
+    transactional: bool = False
+    next_sequence: int = 0
+
+    def bump_epoch(self) -> None:
+        """A new epoch (``InitProducerId`` or a KIP-360 bump) restarts sequences at 0."""
+        self.epoch += 1
+        self.next_sequence = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Where one accepted append landed."""
+
+    base_offset: int
+    last_offset: int
+    segment_base: int
+    position: int
+    size: int
+    compression: Compression
+    control: bool
+
+
+@dataclass
+class _ProducerState:
+    """Kafka's ``ProducerStateEntry``: epoch, the last batches (first seq, last seq, last offset, delta),
+    coordinator epoch, last timestamp and the first offset of the open transaction (-1 if none)."""
+
+    epoch: int = -1
+    batches: list[tuple[int, int, int, int]] = field(default_factory=list)
+    coordinator_epoch: int = -1
+    last_timestamp: int = -1
+    txn_first_offset: int = -1
+
+    def set_epoch(self, epoch: int) -> None:
+        """``maybeUpdateProducerEpoch``: a new epoch forgets the cached batches."""
+        if epoch != self.epoch:
+            self.batches.clear()
+            self.epoch = epoch
+
+    def snapshot_entry(self, producer_id: int) -> ProducerSnapshotEntry:
+        """The ``ProducerSnapshot.ProducerEntry`` that ``writeSnapshot`` stores."""
+        _, last_seq, last_offset, delta = self.batches[-1] if self.batches else (-1, -1, -1, 0)
+        return ProducerSnapshotEntry(producer_id, self.epoch, last_seq, last_offset, delta, self.last_timestamp,
+                                     self.coordinator_epoch, self.txn_first_offset)
+
+
+@dataclass
+class _Segment:
+    """One segment being written: log bytes, index entries, aborted transactions and ``LogSegment``'s
+    ``bytesSinceLastIndexEntry`` / ``maxTimestampAndOffsetSoFar``."""
+
+    base: int
+    log: bytearray = field(default_factory=bytearray)
+    index: list[OffsetIndexEntry] = field(default_factory=list)
+    times: list[TimeIndexEntry] = field(default_factory=list)
+    aborted: list[AbortedTxn] = field(default_factory=list)
+    batches: list[Appended] = field(default_factory=list)
+    since_index: int = 0
+    max_ts: int = -1
+    max_ts_offset: int = -1
+
+    def maybe_append_time(self, timestamp: int, offset: int) -> None:
+        """``TimeIndex.maybeAppend``: only a timestamp above the last entry's (or -1 when empty) is kept."""
+        last = self.times[-1].timestamp if self.times else -1
+        if timestamp > last:
+            self.times.append(TimeIndexEntry(timestamp, offset))
+
+
+def java_hash_map_order(keys: Sequence[int]) -> list[int]:
+    """Iteration order of a ``java.util.HashMap<Long, ...>`` filled with ``keys`` in this order, no removals.
+
+    ``ProducerStateManager`` keeps its producers in such a map and ``writeSnapshot`` stores them in its
+    iteration order: bucket ``(h ^ h >>> 16) & (capacity - 1)`` of ``Long.hashCode``, insertion order within a
+    bucket, capacity 16 doubling when the size passes 3/4 of it (tree bins are not modeled).
+    """
+    capacity = 16
+    for size in range(1, len(keys) + 1):
+        if size > capacity * 3 // 4:
+            capacity *= 2
+
+    def bucket(key: int) -> int:
+        k = key & 0xFFFFFFFFFFFFFFFF
+        h = (k ^ (k >> 32)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
+
+
+def topic_id_for(topic: str) -> str:
+    """A fixed Kafka ``Uuid`` (base64url, no padding) for a fixture topic, never starting with ``-`` (Kafka's
+    ``Uuid.randomUuid`` avoids those too)."""
+    salt = 0
+    while True:
+        digest = hashlib.sha256(f"kafkatool-fixtures/{topic}/{salt}".encode()).digest()[:16]
+        text = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
+        salt += 1
+
+
+def text_value(seed: int, words: int) -> bytes:
+    """A deterministic, mildly compressible payload."""
+    return f"{seed:05d} ".encode() + " ".join(
+        _WORDS[(seed * 5 + k * 3) % len(_WORDS)] for k in range(words)).encode()
+
+
+class PartitionWriter:
+    """One partition's files, written as Kafka's ``UnifiedLog`` would as leader (offsets assigned, producer
+    state validated) or as follower (explicit offsets and epochs, ``AppendOrigin.REPLICATION``).
+
+    Use :meth:`append` and :meth:`end_transaction`, then :meth:`close` (clean) or :meth:`crash` (hard crash),
+    then :meth:`files`. ``recovery_point`` and ``high_watermark`` are what the log dir's checkpoints record;
+    recipes may move them to stage an incident.
+    """
+
+    def __init__(self, topic: str, partition: int, *, config: TopicConfig | None = None,
+                 topic_id: str | None = None, start_time: int = BASE_TIME) -> None:
+        self.topic_partition = TopicPartition(topic, partition)
+        self.config = config or TopicConfig()
+        self.topic_id = topic_id or topic_id_for(topic)
+        self.segments: list[_Segment] = [_Segment(0)]
+        self.log_end_offset = 0
+        self.log_start_offset = 0
+        self.producers: dict[int, _ProducerState] = {}
+        self.ongoing: dict[int, int] = {}
+        self.epochs: list[LeaderEpochEntry] = []
+        self.snapshots: dict[int, bytes] = {}
+        self.last_snapshot_offset = 0
+        self.rejected: list[str] = []
+        self.clock = start_time
+        self.appends = 0
+        self.state = "open"
+        self.recovery_point = 0
+        self.high_watermark = 0
+
+    @property
+    def directory(self) -> str:
+        """The partition directory name, ``topic-N``."""
+        return str(self.topic_partition)
+
+    def _tick(self) -> int:
+        self.appends += 1
+        self.clock += 9 + (self.appends * 7) % 13
+        return self.clock
+
+    def _check_open(self) -> None:
+        if self.state != "open":
+            raise ValueError(f"{self.directory} is already {self.state}")
+
+    def append(self, values: Sequence[bytes | None], *, leader_epoch: int, codec: Compression = Compression.NONE,
+               producer: Producer | None = None, keys: Sequence[bytes | None] | None = None,
+               headers: Sequence[tuple[Header, ...]] | None = None, base_sequence: int | None = None,
+               base_offset: int | None = None) -> Appended | None:
+        """Append one batch of records; ``None`` when Kafka rejects it as a duplicate (nothing is written).
+
+        ``base_sequence`` overrides the producer's next sequence (a retry); the client's counter then stays
+        put. ``base_offset`` makes this a follower append at that offset (at or above the log end).
+        Raises ``ValueError`` for what Kafka would refuse otherwise (fenced epoch, out-of-order sequence).
+        """
+        self._check_open()
+        if not values:
+            raise ValueError("a data batch needs at least one record")
+        follower = base_offset is not None
+        first = self.log_end_offset if base_offset is None else base_offset
+        if first < self.log_end_offset:
+            raise ValueError(f"offset {first} is below the log end offset {self.log_end_offset}")
+        count = len(values)
+        pid = producer.producer_id if producer else -1
+        epoch = producer.epoch if producer else -1
+        seq = -1
+        if producer is not None:
+            seq = producer.next_sequence if base_sequence is None else base_sequence
+        last_seq = increment_sequence(seq, count - 1) if seq >= 0 else -1
+        transactional = bool(producer and producer.transactional)
+        if producer is not None and not follower:
+            if self._is_duplicate(pid, epoch, seq, last_seq):
+                self.rejected.append(f"{self.directory}: duplicate batch of producer {pid} epoch {epoch} "
+                                     f"sequences {seq}..{last_seq} (DuplicateSequenceException: not appended)")
+                return None
+            self._validate(pid, epoch, seq, transactional)
+        now = self._tick()
+        key_list = list(keys) if keys is not None else [f"key-{(first + i) % 11}".encode() for i in range(count)]
+        header_list = list(headers) if headers is not None else [() for _ in range(count)]
+        records = [Record(offset=0, timestamp=0, key=key_list[i], value=values[i], headers=header_list[i],
+                          offset_delta=i, timestamp_delta=i) for i in range(count)]
+        data = build_records_batch(records, base_offset=first, base_timestamp=now, compression=codec,
+                                   attributes=TRANSACTIONAL if transactional else 0,
+                                   partition_leader_epoch=leader_epoch, producer_id=pid, producer_epoch=epoch,
+                                   base_sequence=seq)
+        last = first + count - 1
+        info = self._append_bytes(data, first, last, now + count - 1, leader_epoch, codec, control=False)
+        if producer is not None:
+            state = self._state(pid)
+            state.set_epoch(epoch)
+            state.batches.append((seq, last_seq, last, last - first))
+            del state.batches[:-BATCHES_TO_RETAIN]
+            state.last_timestamp = now + count - 1
+            if transactional and state.txn_first_offset < 0:
+                state.txn_first_offset = first
+                self.ongoing[first] = pid
+            if base_sequence is None:
+                producer.next_sequence = increment_sequence(last_seq, 1)
+        return info
+
+    def end_transaction(self, producer: Producer, *, commit: bool, coordinator_epoch: int, leader_epoch: int,
+                        producer_epoch: int | None = None, base_offset: int | None = None) -> Appended:
+        """Append a COMMIT or ABORT marker (``MemoryRecords.withEndTransactionMarker``) written by the
+        transaction coordinator; an ABORT of a non-empty transaction goes into the segment's ``.txnindex``.
+
+        ``producer_epoch`` defaults to the producer's; a higher one (a timeout abort) fences the old epoch.
+        """
+        self._check_open()
+        pid = producer.producer_id
+        epoch = producer.epoch if producer_epoch is None else producer_epoch
+        state = self._state(pid)
+        if base_offset is None and epoch < state.epoch:
+            raise ValueError(f"marker epoch {epoch} is below producer {pid}'s epoch {state.epoch}")
+        offset = self.log_end_offset if base_offset is None else base_offset
+        now = self._tick()
+        ctype = ControlType.COMMIT if commit else ControlType.ABORT
+        record = Record(offset=0, timestamp=0, key=build_control_key(ctype.value),
+                        value=build_end_txn_marker(coordinator_epoch))
+        data = build_records_batch([record], base_offset=offset, base_timestamp=now,
+                                   attributes=TRANSACTIONAL | CONTROL, partition_leader_epoch=leader_epoch,
+                                   producer_id=pid, producer_epoch=epoch, base_sequence=-1)
+        info = self._append_bytes(data, offset, offset, now, leader_epoch, Compression.NONE, control=True)
+        if state.txn_first_offset >= 0:
+            if not commit:
+                others = [first for first, other in self.ongoing.items() if other != pid]
+                lso = min(others) if others else offset + 1
+                self.segments[-1].aborted.append(AbortedTxn(0, pid, state.txn_first_offset, offset, lso))
+            del self.ongoing[state.txn_first_offset]
+        state.set_epoch(epoch)
+        state.coordinator_epoch = coordinator_epoch
+        state.last_timestamp = now
+        state.txn_first_offset = -1
+        if epoch > producer.epoch:
+            producer.epoch, producer.next_sequence = epoch, 0
+        return info
+
+    def delete_records(self, offset: int) -> None:
+        """``DeleteRecords``: raise the log start offset (segments stay until retention removes them) and
+        truncate the epoch cache from the start (``LeaderEpochFileCache.truncateFromStart``)."""
+        if not self.log_start_offset < offset <= self.log_end_offset:
+            raise ValueError(f"log start offset {offset} outside ({self.log_start_offset}, {self.log_end_offset}]")
+        self.log_start_offset = offset
+        older = [e for e in self.epochs if e.start_offset <= offset]
+        if older:
+            self.epochs = [LeaderEpochEntry(older[-1].epoch, offset), *self.epochs[len(older):]]
+
+    def close(self, *, high_watermark: int | None = None) -> None:
+        """A clean close (``UnifiedLog.close``): final time index entry, snapshot at the log end, indexes
+        trimmed; everything flushed, so the recovery point is the log end."""
+        self._check_open()
+        seg = self.segments[-1]
+        seg.maybe_append_time(seg.max_ts, seg.max_ts_offset)
+        self._take_snapshot(self.log_end_offset)
+        self.state = "closed"
+        self.recovery_point = self.log_end_offset
+        self.high_watermark = self.log_end_offset if high_watermark is None else high_watermark
+
+    def crash(self, *, high_watermark: int | None = None) -> None:
+        """A hard crash: the active segment's indexes stay preallocated and zero-filled, no final time index
+        entry, no snapshot at the log end; flushed up to the last roll, so the recovery point (and, unless
+        given, the checkpointed high watermark) is the active segment's base."""
+        self._check_open()
+        self.state = "crashed"
+        self.recovery_point = self.segments[-1].base
+        self.high_watermark = self.segments[-1].base if high_watermark is None else high_watermark
+
+    def files(self) -> Tree:
+        """The partition directory's files, by name."""
+        if self.state == "open":
+            raise ValueError(f"{self.directory} is still open: close() or crash() it first")
+        out: Tree = {}
+        cfg = self.config
+        for seg in self.segments:
+            untrimmed = self.state == "crashed" and seg is self.segments[-1]
+            out[segment_file_name(seg.base, LOG_SUFFIX)] = bytes(seg.log)
+            out[segment_file_name(seg.base, INDEX_SUFFIX)] = offset_index.build_offset_index(
+                seg.index, seg.base, preallocate=cfg.offset_index_bytes if untrimmed else 0)
+            out[segment_file_name(seg.base, TIME_INDEX_SUFFIX)] = time_index.build_time_index(
+                seg.times, seg.base, preallocate=cfg.time_index_bytes if untrimmed else 0)
+            if seg.aborted:
+                out[segment_file_name(seg.base, TXN_INDEX_SUFFIX)] = txn_index.build_txn_index(seg.aborted)
+        for offset in sorted(self.snapshots):
+            out[segment_file_name(offset, PRODUCER_SNAPSHOT_SUFFIX)] = self.snapshots[offset]
+        out[LEADER_EPOCH_CHECKPOINT] = checkpoint.build_leader_epoch_checkpoint(self.epochs)
+        out[PARTITION_METADATA] = partition_metadata.build_partition_metadata(self.topic_id)
+        return out
+
+    # --- Kafka's rules ---------------------------------------------------------------------------------
+
+    def _state(self, pid: int) -> _ProducerState:
+        if pid not in self.producers:
+            self.producers[pid] = _ProducerState()
+        return self.producers[pid]
+
+    def _is_duplicate(self, pid: int, epoch: int, first_seq: int, last_seq: int) -> bool:
+        """``ProducerStateEntry.findDuplicateBatch``: same epoch and the same sequence range as a cached batch."""
+        state = self.producers.get(pid)
+        return bool(state and state.epoch == epoch and any(
+            b[0] == first_seq and b[1] == last_seq for b in state.batches))
+
+    def _validate(self, pid: int, epoch: int, seq: int, transactional: bool) -> None:
+        """``ProducerAppendInfo.checkProducerEpoch`` / ``checkSequence`` / the transaction state check."""
+        state = self.producers.get(pid)
+        if state is None or state.epoch < 0:
+            return
+        if epoch < state.epoch:
+            raise ValueError(f"producer {pid} epoch {epoch} is fenced by epoch {state.epoch}")
+        if epoch != state.epoch:
+            if seq != 0:
+                raise ValueError(f"producer {pid}'s new epoch {epoch} must start at sequence 0, not {seq}")
+        else:
+            last = state.batches[-1][1] if state.batches else -1
+            if not (seq == last + 1 or (seq == 0 and last == INT32_MAX)):
+                raise ValueError(f"producer {pid}: sequence {seq} does not follow {last}")
+        if state.txn_first_offset >= 0 and not transactional:
+            raise ValueError(f"producer {pid} has an open transaction: a non-transactional write is refused")
+
+    def _append_bytes(self, data: bytes, first: int, last: int, max_ts: int, leader_epoch: int,
+                      codec: Compression, *, control: bool) -> Appended:
+        """``UnifiedLog.maybeRoll`` then ``LogSegment.append``, the epoch cache, and the log end offset."""
+        seg = self.segments[-1]
+        cfg = self.config
+        if seg.log and (len(seg.log) > cfg.segment_bytes - len(data)
+                        or len(seg.index) >= cfg.offset_index_bytes // OFFSET_INDEX_ENTRY
+                        or len(seg.times) >= cfg.time_index_bytes // TIME_INDEX_ENTRY):
+            seg = self._roll(max(first, self.log_end_offset))
+        self._assign_epoch(leader_epoch, first)
+        position = len(seg.log)
+        seg.log += data
+        if max_ts > seg.max_ts:
+            seg.max_ts, seg.max_ts_offset = max_ts, last
+        if seg.since_index > cfg.index_interval_bytes:
+            seg.index.append(OffsetIndexEntry(last, position))
+            seg.maybe_append_time(seg.max_ts, seg.max_ts_offset)
+            seg.since_index = 0
+        seg.since_index += len(data)
+        info = Appended(first, last, seg.base, position, len(data), codec, control)
+        seg.batches.append(info)
+        self.log_end_offset = last + 1
+        return info
+
+    def _roll(self, base: int) -> _Segment:
+        """``UnifiedLog.roll``: the old segment gets its final time index entry, a snapshot is taken at the
+        new base (``ProducerStateManager.takeSnapshot``), and the flush Kafka schedules runs at once."""
+        old = self.segments[-1]
+        old.maybe_append_time(old.max_ts, old.max_ts_offset)
+        seg = _Segment(base)
+        self.segments.append(seg)
+        self._take_snapshot(base)
+        return seg
+
+    def _take_snapshot(self, offset: int) -> None:
+        """A snapshot only at a new offset (``lastMapOffset > lastSnapOffset``), producers in HashMap order."""
+        if offset <= self.last_snapshot_offset:
+            return
+        order = java_hash_map_order(list(self.producers))
+        self.snapshots[offset] = producer_snapshot.build_producer_snapshot(
+            [self.producers[pid].snapshot_entry(pid) for pid in order])
+        self.last_snapshot_offset = offset
+
+    def _assign_epoch(self, epoch: int, offset: int) -> None:
+        """``LeaderEpochFileCache.assign``: a new epoch (or an earlier start) replaces the entries it overlaps."""
+        if epoch < 0:
+            return
+        if self.epochs and self.epochs[-1].epoch == epoch and offset >= self.epochs[-1].start_offset:
+            return
+        self.epochs = [e for e in self.epochs if e.epoch < epoch and e.start_offset < offset]
+        self.epochs.append(LeaderEpochEntry(epoch, offset))
+
+
+@dataclass
+class LogDir:
+    """A log dir of closed (or crashed) partitions, and what ``LogManager.shutdown`` writes beside them."""
+
+    partitions: list[PartitionWriter]
+    clean_shutdown: bool = True
+    broker_epoch: int = BROKER_EPOCH
+
+    def partition(self, name: str) -> PartitionWriter:
+        """The partition whose directory is ``name``."""
+        for p in self.partitions:
+            if p.directory == name:
+                return p
+        raise KeyError(name)
+
+    def files(self) -> Tree:
+        """Every file of the log dir, by path relative to it."""
+        out: Tree = {}
+        parts = sorted(self.partitions, key=lambda p: (p.topic_partition.topic, p.topic_partition.partition))
+        for p in parts:
+            for name, data in p.files().items():
+                out[f"{p.directory}/{name}"] = data
+        tps = [p.topic_partition for p in parts]
+        out[RECOVERY_POINT_CHECKPOINT] = checkpoint.build_offset_checkpoint(
+            [(tp, p.recovery_point) for tp, p in zip(tps, parts, strict=True)])
+        out[LOG_START_OFFSET_CHECKPOINT] = checkpoint.build_offset_checkpoint(
+            [(tp, p.log_start_offset) for tp, p in zip(tps, parts, strict=True)
+             if p.log_start_offset > p.segments[0].base])
+        out[REPLICATION_OFFSET_CHECKPOINT] = checkpoint.build_offset_checkpoint(
+            [(tp, p.high_watermark) for tp, p in zip(tps, parts, strict=True)])
+        out[META_PROPERTIES] = meta_properties.build_meta_properties(
+            {"node.id": str(NODE_ID), "directory.id": DIRECTORY_ID, "version": "1", "cluster.id": CLUSTER_ID},
+            ("#", META_DATE_COMMENT))
+        if self.clean_shutdown:
+            out[CLEAN_SHUTDOWN] = clean_shutdown.build_clean_shutdown(self.broker_epoch)
+        return out
+
+
+def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
+    """Write every file of ``tree`` under ``out``, in sorted order, each atomically."""
+    for name in sorted(tree):
+        write_atomic(out.joinpath(*name.split("/")), tree[name])
+
+
+# --- scenario registry ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A named fixture: a one-line description and the recipe that builds its files."""
+
+    name: str
+    description: str
+    recipe: Recipe
+    damaged: bool = False
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def _scenario(name: str, description: str, *, damaged: bool = False) -> Callable[[Recipe], Recipe]:
+    """Register the decorated recipe under ``name``."""
+
+    def register(recipe: Recipe) -> Recipe:
+        SCENARIOS[name] = Scenario(name, description, recipe, damaged)
+        return recipe
+    return register
+
+
+def scenario_names() -> list[str]:
+    """Every scenario name, in registry order (clean ones first)."""
+    return list(SCENARIOS)
+
+
+def get_scenario(name: str) -> Scenario:
+    """The scenario called ``name`` (``UsageError`` listing the valid names otherwise)."""
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise UsageError(f"unknown scenario {name!r}; valid scenarios: {', '.join(SCENARIOS)}") from None
+
+
+def build_tree(name: str) -> Tree:
+    """The files of scenario ``name``, in memory."""
+    return get_scenario(name).recipe()
+
+
+_PARTITION_DIR = re.compile(r"^.+-\d+$")
+_LOG_DIR_NAMES = frozenset({RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
+                            META_PROPERTIES, CLEAN_SHUTDOWN})
+KEPT_NAMES = frozenset({"expect.json"})
+"""Files a rebuild with ``force`` leaves in place: the ``kafkatool check --expect`` file kept beside a fixture."""
+
+
+def build_scenario(name: str, out: Path, *, force: bool = False) -> Tree:
+    """Build scenario ``name`` into the log dir ``out`` and return its files.
+
+    An existing non-empty ``out`` is refused unless ``force``; even then only a directory holding nothing but
+    log-dir files, partition directories and :data:`KEPT_NAMES` (a previous build) is replaced, and the
+    :data:`KEPT_NAMES` files are kept.
+    """
+    tree = build_tree(name)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a directory")
+    if out.is_dir():
+        entries = [p for p in sorted(out.iterdir()) if p.name not in KEPT_NAMES]
+        if entries and not force:
+            raise UsageError(f"{out} is not empty: use --force to replace a previous build")
+        strange = [p.name for p in entries
+                   if not (p.is_dir() and _PARTITION_DIR.match(p.name)) and p.name not in _LOG_DIR_NAMES]
+        if strange:
+            raise UsageError(f"refusing to replace {out}: it holds {', '.join(strange[:5])}, which a log dir "
+                             "does not")
+        for p in entries:
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+    write_tree(tree, out)
+    return tree
+
+
+# --- recipes: clean -----------------------------------------------------------------------------------------
+
+
+CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
+
+
+@_scenario("codecs-clean", "every codec (none, gzip, snappy, lz4, zstd), headers, null keys and values, "
+           "idempotent and plain batches; clean shutdown")
+def _codecs_clean() -> Tree:
+    w = PartitionWriter("codecs", 0, config=TopicConfig(segment_bytes=4096, index_interval_bytes=1024))
+    p = Producer(1000)
+    for i in range(45):
+        n = 1 + i % 5
+        values: list[bytes | None] = [text_value(i * 10 + j, 6 + (i + j) % 9) for j in range(n)]
+        keys: list[bytes | None] = [f"sku-{(i + j) % 13}".encode() for j in range(n)]
+        headers: list[tuple[Header, ...]] = [() for _ in range(n)]
+        if i % 7 == 3:
+            values[-1] = None  # a tombstone
+        if i % 11 == 5:
+            keys[0] = None
+        if i % 4 == 1:
+            headers[0] = (Header(b"trace-id", f"t-{i:04d}".encode()), Header(b"empty", None))
+        w.append(values, keys=keys, headers=headers, leader_epoch=0, codec=CODECS[i % 5],
+                 producer=p if i % 3 == 0 else None)
+    w.close()
+    return LogDir([w]).files()
+
+
+def _idempotent_log_dir(*, crash: bool = False) -> LogDir:
+    """Producers 1000 (epoch 0, bumped to 1 with its sequence reset) and 1001 (epoch 3), plain and lz4
+    batches, a retried duplicate that is rejected, leader epoch 0 then 1; four segments."""
+    w = PartitionWriter("payments", 0, config=TopicConfig(segment_bytes=3072, index_interval_bytes=512))
+    p1000, p1001 = Producer(1000), Producer(1001, epoch=3)
+    for i in range(60):
+        epoch = 0 if i < 34 else 1
+        values: list[bytes | None] = [text_value(i * 8 + j, 4 + (i * 3 + j) % 7) for j in range(1 + i % 4)]
+        codec = Compression.LZ4 if i % 5 == 2 else Compression.NONE
+        if i == 40:
+            p1000.bump_epoch()
+        if i % 3 == 0:
+            w.append(values, leader_epoch=epoch, codec=codec, producer=p1000)
+            if i == 21:  # the response was lost: the client retries the same batch, Kafka drops it
+                w.append(values, leader_epoch=epoch, codec=codec, producer=p1000,
+                         base_sequence=decrement_sequence(p1000.next_sequence, len(values)))
+        elif i % 3 == 1:
+            w.append(values, leader_epoch=epoch, codec=codec, producer=p1001)
+        else:
+            w.append(values, leader_epoch=epoch, codec=codec)
+    if crash:
+        w.crash()
+    else:
+        w.close()
+    return LogDir([w], clean_shutdown=not crash)
+
+
+@_scenario("idempotent-epoch-bump", "idempotent producers, an epoch bump with the sequence reset to 0, a retried "
+           "duplicate rejected (not written), leader epochs 0 and 1; clean shutdown")
+def _idempotent_epoch_bump() -> Tree:
+    return _idempotent_log_dir().files()
+
+
+@_scenario("txn-commit-abort-hanging", "transactions committed and aborted (interleaved, one spanning a roll, "
+           "a timeout abort with a bumped epoch) with .txnindex, and a hanging open transaction at the end")
+def _txn_commit_abort_hanging() -> Tree:
+    w = PartitionWriter("ledger", 0, config=TopicConfig(segment_bytes=3072, index_interval_bytes=512))
+    t1 = Producer(2000, transactional=True)
+    t2 = Producer(2001, transactional=True)
+    t3 = Producer(2002, epoch=4, transactional=True)
+    plain = Producer(1000)
+    seeds = itertools.count(1)
+
+    def data(p: Producer | None, n: int = 2) -> None:
+        seed = next(seeds)
+        w.append([text_value(seed * 4 + j, 5 + (seed + j) % 6) for j in range(n)], leader_epoch=0, producer=p)
+
+    for round_ in range(5):
+        data(plain, 3)
+        data(t1)
+        data(t2)
+        data(t1, 3)
+        w.end_transaction(t1, commit=True, coordinator_epoch=5, leader_epoch=0)
+        data(t2)
+        w.end_transaction(t2, commit=round_ % 2 == 0, coordinator_epoch=5, leader_epoch=0)
+        data(None, 4)
+    # t3's transaction spans a roll and is aborted while t1's is open: its LSO is t1's first offset
+    data(t3)
+    data(t1)
+    target = len(w.segments) + 1
+    while len(w.segments) < target:
+        data(t3, 3)
+    w.end_transaction(t3, commit=False, coordinator_epoch=6, leader_epoch=0)
+    w.end_transaction(t1, commit=True, coordinator_epoch=6, leader_epoch=0)
+    # a timed-out transaction: the coordinator aborts it with the producer's epoch bumped
+    data(t2)
+    w.end_transaction(t2, commit=False, coordinator_epoch=6, leader_epoch=0, producer_epoch=t2.epoch + 1)
+    data(t2)
+    w.end_transaction(t2, commit=True, coordinator_epoch=6, leader_epoch=0)
+    data(plain, 3)
+    # the hanging transaction: data, and never a marker
+    data(t3)
+    data(plain, 2)
+    data(t3)
+    w.close()
+    return LogDir([w]).files()
+
+
+@_scenario("leader-epochs", "leader epochs 0, 1, 3 and 5 (epoch 5 starting exactly at a segment base) with an "
+           "idempotent producer carrying on across them; leader-epoch-checkpoint")
+def _leader_epochs() -> Tree:
+    w = PartitionWriter("epochs", 0, config=TopicConfig(segment_bytes=2560, index_interval_bytes=384))
+    p = Producer(3000)
+    epoch = 0
+    for i in range(56):
+        values: list[bytes | None] = [text_value(i * 5 + j, 5 + (i + 2 * j) % 8) for j in range(1 + i % 3)]
+        producer = p if i % 2 else None
+        codec = Compression.SNAPPY if i % 6 == 4 else Compression.NONE
+        if i == 12:
+            epoch = 1
+        elif i == 27:
+            epoch = 3
+        elif epoch == 3 and len(w.segments) >= 3:
+            trial = copy.deepcopy(w)  # would this batch open a new segment? then the new leader starts there
+            trial.append(values, leader_epoch=epoch, producer=copy.deepcopy(producer), codec=codec)
+            if len(trial.segments) > len(w.segments):
+                epoch = 5
+        w.append(values, leader_epoch=epoch, producer=producer, codec=codec)
+    w.close()
+    return LogDir([w]).files()
+
+
+@_scenario("follower", "a follower replica appended with the leader's offsets and epochs (2, 4, 7), zstd "
+           "idempotent batches; high watermark 4 below the log end in replication-offset-checkpoint")
+def _follower() -> Tree:
+    w = PartitionWriter("replica", 0, config=TopicConfig(segment_bytes=3072, index_interval_bytes=512))
+    p = Producer(3100)
+    t = Producer(3101, transactional=True)
+    offset = 0
+    for i in range(48):
+        epoch = 2 if i < 15 else 4 if i < 33 else 7
+        values: list[bytes | None] = [text_value(i * 6 + j, 4 + (i + j) % 9) for j in range(1 + (i * 5) % 4)]
+        if i % 3 == 0:
+            w.append(values, leader_epoch=epoch, producer=p, codec=Compression.ZSTD, base_offset=offset)
+        elif i % 8 == 5:
+            w.append(values, leader_epoch=epoch, producer=t, base_offset=offset)
+            w.end_transaction(t, commit=True, coordinator_epoch=2, leader_epoch=epoch,
+                              base_offset=offset + len(values))
+        else:
+            w.append(values, leader_epoch=epoch, base_offset=offset)
+        offset = w.log_end_offset
+    w.close(high_watermark=w.log_end_offset - 4)
+    return LogDir([w]).files()
+
+
+@_scenario("multi-partition", "three partitions in one log dir: alpha-0 with its log start offset moved into its "
+           "second segment (log-start-offset-checkpoint), alpha-1, and beta-0 with the high watermark below the end")
+def _multi_partition() -> Tree:
+    alpha = topic_id_for("alpha")
+    a0 = PartitionWriter("alpha", 0, topic_id=alpha, config=TopicConfig(segment_bytes=3072))
+    a1 = PartitionWriter("alpha", 1, topic_id=alpha, config=TopicConfig(segment_bytes=3072), start_time=BASE_TIME + 5)
+    b0 = PartitionWriter("beta", 0, config=TopicConfig(segment_bytes=2048, index_interval_bytes=256),
+                         start_time=BASE_TIME + 11)
+    for i in range(40):
+        for w, shift in ((a0, 0), (a1, 1)):
+            values: list[bytes | None] = [text_value(i * 9 + shift * 4 + j, 5 + (i + j) % 7)
+                                          for j in range(1 + (i + shift) % 4)]
+            w.append(values, leader_epoch=0, codec=Compression.GZIP if (i + shift) % 5 == 0 else Compression.NONE)
+        b0.append([text_value(i * 3 + j, 6) for j in range(1 + i % 2)], leader_epoch=0)
+    a0.delete_records(a0.segments[1].base + 3)
+    a0.close()
+    a1.close()
+    b0.close(high_watermark=b0.log_end_offset - 3)
+    return LogDir([a0, a1, b0]).files()
+
+
+# --- recipes: damage applied to a copy of a clean build --------------------------------------------------------
+
+
+def _base() -> tuple[LogDir, PartitionWriter]:
+    """The clean build the damage scenarios start from (the ``idempotent-epoch-bump`` log dir)."""
+    logdir = _idempotent_log_dir()
+    return logdir, logdir.partitions[0]
+
+
+def _path(w: PartitionWriter, offset: int, suffix: str) -> str:
+    return f"{w.directory}/{segment_file_name(offset, suffix)}"
+
+
+def _unclean(logdir: LogDir, w: PartitionWriter, recovery_point: int) -> Tree:
+    """No clean-shutdown marker, and the recovery point moved to ``recovery_point``."""
+    logdir.clean_shutdown = False
+    w.recovery_point = recovery_point
+    return logdir.files()
+
+
+def _body_batch(segment: _Segment) -> Appended:
+    """An uncompressed data batch from the middle of ``segment``."""
+    plain = [b for b in segment.batches if b.compression is Compression.NONE and not b.control]
+    return plain[len(plain) // 2]
+
+
+def _flip(tree: Tree, name: str, position: int) -> None:
+    data = bytearray(tree[name])
+    data[position] ^= 0x20
+    tree[name] = bytes(data)
+
+
+@_scenario("torn-write", "unclean: the active segment is cut in the middle of its second-to-last batch, the "
+           "recovery point at the active segment's base", damaged=True)
+def _torn_write() -> Tree:
+    logdir, w = _base()
+    active = w.segments[-1]
+    tree = _unclean(logdir, w, active.base)
+    victim = active.batches[-2]
+    name = _path(w, active.base, LOG_SUFFIX)
+    tree[name] = tree[name][:victim.position + victim.size // 2]
+    return tree
+
+
+@_scenario("crc-flip-above-recovery-point", "unclean: one byte flipped in a batch body of the active segment, "
+           "above the recovery point (recovery finds it)", damaged=True)
+def _crc_flip_above() -> Tree:
+    logdir, w = _base()
+    active = w.segments[-1]
+    tree = _unclean(logdir, w, active.base)
+    batch = _body_batch(active)
+    _flip(tree, _path(w, active.base, LOG_SUFFIX), batch.position + batch.size - 5)
+    return tree
+
+
+@_scenario("crc-flip-below-recovery-point", "unclean: one byte flipped in a batch body of the first segment, "
+           "below the recovery point (Kafka's recovery does not look there)", damaged=True)
+def _crc_flip_below() -> Tree:
+    logdir, w = _base()
+    tree = _unclean(logdir, w, w.segments[-1].base)
+    first = w.segments[0]
+    batch = _body_batch(first)
+    _flip(tree, _path(w, first.base, LOG_SUFFIX), batch.position + batch.size - 5)
+    return tree
+
+
+@_scenario("trailing-zeros", "unclean: 200 zero bytes after the last batch of the active segment",
+           damaged=True)
+def _trailing_zeros() -> Tree:
+    logdir, w = _base()
+    active = w.segments[-1]
+    tree = _unclean(logdir, w, active.base)
+    tree[_path(w, active.base, LOG_SUFFIX)] += bytes(200)
+    return tree
+
+
+@_scenario("recovery-point-back", "unclean: no marker, the recovery point moved back one segment (to the base "
+           "of the segment before the active one)", damaged=True)
+def _recovery_point_back() -> Tree:
+    logdir, w = _base()
+    return _unclean(logdir, w, w.segments[-2].base)
+
+
+@_scenario("missing-index", "clean marker, but the first segment's .index is missing", damaged=True)
+def _missing_index() -> Tree:
+    logdir, w = _base()
+    tree = logdir.files()
+    del tree[_path(w, w.segments[0].base, INDEX_SUFFIX)]
+    return tree
+
+
+@_scenario("corrupt-index", "clean marker, but an entry of the first segment's .index points into the middle "
+           "of a batch", damaged=True)
+def _corrupt_index() -> Tree:
+    logdir, w = _base()
+    first = w.segments[0]
+    entry = first.index[1]
+    first.index[1] = OffsetIndexEntry(entry.offset, entry.position + 9)
+    return logdir.files()
+
+
+@_scenario("missing-latest-snapshot", "unclean: the producer snapshot at the log end is missing", damaged=True)
+def _missing_latest_snapshot() -> Tree:
+    logdir, w = _base()
+    logdir.clean_shutdown = False
+    tree = logdir.files()
+    del tree[_path(w, w.log_end_offset, PRODUCER_SNAPSHOT_SUFFIX)]
+    return tree
+
+
+@_scenario("all-snapshots-missing", "clean marker, but every producer snapshot is missing", damaged=True)
+def _all_snapshots_missing() -> Tree:
+    logdir, _ = _base()
+    return {k: v for k, v in logdir.files().items() if not k.endswith(PRODUCER_SNAPSHOT_SUFFIX)}
+
+
+@_scenario("stray-files", "clean marker, with leftovers: the first segment's files again as .deleted (a deletion "
+           "still pending), the second's as .cleaned (an interrupted cleaner pass), and a producer snapshot 25 "
+           "offsets beyond the log end", damaged=True)
+def _stray_files() -> Tree:
+    logdir, w = _base()
+    tree = logdir.files()
+    first, second = w.segments[0].base, w.segments[1].base
+    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        tree[_path(w, first, suffix) + DELETED_SUFFIX] = tree[_path(w, first, suffix)]
+        tree[_path(w, second, suffix) + CLEANED_SUFFIX] = tree[_path(w, second, suffix)]
+    leo = w.log_end_offset
+    tree[_path(w, leo + 25, PRODUCER_SNAPSHOT_SUFFIX)] = tree[_path(w, leo, PRODUCER_SNAPSHOT_SUFFIX)]
+    return tree
+
+
+@_scenario("misnamed-segment", "clean marker, but the second segment's files are renamed 3 offsets above its "
+           "first batch", damaged=True)
+def _misnamed_segment() -> Tree:
+    logdir, w = _base()
+    tree = logdir.files()
+    base = w.segments[1].base
+    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
+        old = _path(w, base, suffix)
+        if old in tree:
+            tree[_path(w, base + 3, suffix)] = tree.pop(old)
+    return tree
+
+
+@_scenario("hard-crash", "hard crash: no marker, the active segment's indexes left preallocated and zero-filled, "
+           "no snapshot at the log end, recovery point at the active segment's base", damaged=True)
+def _hard_crash() -> Tree:
+    return _idempotent_log_dir(crash=True).files()
+
+
+def describe(names: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """``(name, description)`` of the given scenarios (all by default)."""
+    return [(s.name, s.description) for s in (get_scenario(n) for n in (names or SCENARIOS))]
