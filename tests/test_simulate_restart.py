@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +37,7 @@ _CACHE: dict[str, dict[str, Any]] = {}
 def simulate(case: str) -> dict[str, Any]:
     """The JSON document for a whole case (cached: one run per case)."""
     if case not in _CACHE:
-        clock = load_expected(case)["afterLoad"]["loadTimeMs"]
+        clock = load_expected(case)["afterLoad"].get("loadTimeMs", 1700003600000)
         result = runner.invoke(app, ["simulate-restart", "--format", "json", "--now", str(clock),
                                      str(shared_dir("corpus") / case / "input")])
         assert result.exit_code in (0, 1), result.stdout + result.stderr
@@ -61,7 +64,8 @@ def test_after_load_matches_kafka(case: str, name: str) -> None:
     [got] = [p for p in simulate(case)["partitions"] if p["directory"] == name]
     if after.get("loadError"):
         assert got["outcome"] == "failed"
-        assert got["error"] and after["loadError"].split(":")[0].split(".")[-1] in got["error"]
+        message = got["error"].split(": ", 1)[1].split(", and the problem path")[0]
+        assert message in json.dumps(after["loadError"])
         return
     assert got["outcome"] == "loaded", got["error"]
     assert (got["log_start_offset"], got["log_end_offset"], got["recovery_point"], got["high_watermark"]) == \
@@ -76,3 +80,95 @@ def test_after_load_matches_kafka(case: str, name: str) -> None:
     want = {pid: {k: v[k] for k in (*PRODUCER_FIELDS, "cachedBatches")} for pid, v in after["producers"].items()}
     assert _producers(got) == want
     assert got["snapshot_files_after"] == [int(f.split(".")[0]) for f in after["snapshotFilesAfterLoad"]]
+
+
+def test_kraft_metadata_log_loads_as_kafka_metadata_log_does() -> None:
+    """``__cluster_metadata-0`` is loaded unclean from offset 0 on every start (KafkaMetadataLog.apply)."""
+    after = load_expected("kraft-controller-metadata-clean")["afterLoad"]["metadataPartition"]
+    [got] = [p for p in simulate("kraft-controller-metadata-clean")["partitions"]
+             if p["directory"] == "__cluster_metadata-0"]
+    assert (got["log_start_offset"], got["log_end_offset"], got["recovery_point"]) == \
+        (after["logStartOffset"], after["logEndOffset"], after["recoveryPoint"])
+    assert [(s["base_offset"], s["size_bytes"], s["next_offset"]) for s in got["segments"]] == \
+        [(s["baseOffset"], s["sizeInBytes"], s["nextOffset"]) for s in after["segments"]]
+    assert [[e["epoch"], e["start_offset"]] for e in got["leader_epochs"]] == \
+        after["leaderEpochEntries[epoch,startOffset]"]
+    snaps = sorted(int(f["name"].split(".")[0]) for f in after["filesAfterLoad"] if f["name"].endswith(".snapshot"))
+    assert got["snapshot_files_after"] == snaps
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _copy_case(case: str, tmp_path: Path) -> Path:
+    target = tmp_path / case
+    shutil.copytree(shared_dir("corpus") / case / "input", target)
+    return target
+
+
+def run_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, ["simulate-restart", "--format", "json", *args])
+    assert result.exit_code in (0, 1), result.stdout + result.stderr
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_input_is_never_modified() -> None:
+    root = shared_dir("corpus") / "idem-torn-write" / "input"
+    before = _tree_digest(root)
+    runner.invoke(app, ["simulate-restart", str(root)])
+    assert _tree_digest(root) == before
+
+
+def test_torn_active_segment_under_a_clean_marker(tmp_path: Path) -> None:
+    """No recovery: the file stays as it is, but the log end falls back to the active segment's base (the
+    offset index points past the cut) and the snapshot at the old log end is deleted."""
+    root = _copy_case("idem-torn-write", tmp_path)
+    (root / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":1}')
+    _code, doc = run_json(str(root))
+    [p] = doc["partitions"]
+    assert p["clean_shutdown"] and p["log_end_offset"] == p["recovery_point"] == p["high_watermark"] == 389
+    assert p["segments"][-1] == {"base_offset": 389, "size_bytes": 1919, "next_offset": 389,
+                                 "file": "payments-0/00000000000000000389.log"}
+    assert p["bytes_truncated"] == 0 and 412 not in p["snapshot_files_after"]
+    assert p["loss"]["acknowledged"] == {"from": 389, "to": 412}
+
+
+def test_assume_and_recovery_point_override_the_files() -> None:
+    root = str(shared_dir("corpus") / "idem-torn-write" / "input")
+    _code, clean = run_json("--assume", "clean", root)
+    assert clean["clean_shutdown"] and not clean["clean_shutdown_marker"]
+    assert clean["partitions"][0]["log_end_offset"] == 389
+    _code, deep = run_json("--recovery-point", "0", "--partition", "payments-0", root)
+    p = deep["partitions"][0]
+    assert p["inputs"]["recovery_point_checkpoint"] == 0
+    assert sum(1 for s in p["steps"] if s["action"] == "recover-segment") == 4
+    assert p["log_end_offset"] == 404 and p["recovery_point"] == 0 and p["bytes_truncated"] == 30
+
+
+def test_misnamed_segment_fails_only_when_recovered(tmp_path: Path) -> None:
+    root = _copy_case("idem-clean", tmp_path)
+    part = root / "payments-0"
+    for suffix in (".log", ".index", ".timeindex"):
+        (part / f"00000000000000000258{suffix}").rename(part / f"00000000000000000300{suffix}")
+    code, doc = run_json(str(root))
+    assert code == 0 and doc["partitions"][0]["outcome"] == "loaded"
+    code, doc = run_json("--assume", "unclean", "--recovery-point", "200", str(root))
+    [p] = doc["partitions"]
+    assert code == 1 and p["outcome"] == "failed"
+    assert "Split operation is only permitted for segments with overflow" in p["error"]
+
+
+def test_text_report_says_where_and_why(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["simulate-restart", str(shared_dir("corpus") / "idem-torn-write" / "input")])
+    assert result.exit_code == 1
+    assert "truncate payments-0/00000000000000000389.log at byte 1889: a partial batch (torn write)" in result.stdout
+    assert "offsets 404 to 411 had been replicated" in result.stdout
+
+
+def test_usage_errors() -> None:
+    root = str(shared_dir("corpus") / "idem-clean" / "input")
+    assert runner.invoke(app, ["simulate-restart", "--partition", "nope-0", root]).exit_code == 2
+    assert runner.invoke(app, ["simulate-restart", "--assume", "maybe", root]).exit_code == 2
+    assert runner.invoke(app, ["simulate-restart", "/nonexistent/dir"]).exit_code == 3

@@ -60,7 +60,9 @@ def partition_document(p: PartitionRestart) -> dict[str, Any]:
         "snapshot_files_after": p.snapshot_files_after,
         "loss": {"records": p.loss.records, "batches": p.loss.batches, "bytes": p.loss.bytes,
                  "offsets": None if p.loss.offsets is None else {"from": p.loss.offsets[0], "to": p.loss.offsets[1]},
-                 "producers": p.loss.producers, "transactions": p.loss.transactions},
+                 "producers": p.loss.producers, "transactions": p.loss.transactions,
+                 "acknowledged": None if p.loss.acknowledged is None else {"from": p.loss.acknowledged[0],
+                                                                           "to": p.loss.acknowledged[1]}},
         "steps": [{"action": s.action, "detail": s.detail, "file": s.file, "offset": s.offset,
                    "position": s.position, "bytes": s.bytes} for s in p.steps],
     }
@@ -86,6 +88,9 @@ def command(
     recovery_point: Annotated[int | None, typer.Option(
         "--recovery-point", metavar="OFFSET", min=0,
         help="Use this recovery point instead of the recovery-point-offset-checkpoint entry.")] = None,
+    index_interval_bytes: Annotated[int | None, typer.Option(
+        "--index-interval-bytes", metavar="BYTES", min=1,
+        help="The topic's index.interval.bytes (default: inferred from the offset indexes, else 4096).")] = None,
     fmt: Annotated[RestartFormat, typer.Option("--format", "-f", help="text or json.")] = RestartFormat.text,
 ) -> None:
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
@@ -99,7 +104,7 @@ def command(
         if partition is not None and not any(p.directory == partition for p in inputs.log_dir.partitions):
             raise UsageError(f"no partition directory {partition!r} in {log_dir}")
         options = RestartOptions(now=now, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
-                                 recovery_point=recovery_point)
+                                 recovery_point=recovery_point, index_interval_bytes=index_interval_bytes)
         result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
         doc = build_document(result)
         render_restart(doc, fmt.value)

@@ -18,6 +18,7 @@ from typing import Literal
 from kafkatool.engine.producer_state import ProducerEntry, ProducerStateManager
 from kafkatool.engine.replay import COORDINATOR_TOPICS
 from kafkatool.model import (
+    NO_TIMESTAMP,
     IndexFile,
     LeaderEpochEntry,
     LogDirData,
@@ -42,6 +43,7 @@ from kafkatool.schema.filenames import (
 
 INT32_MAX = 0x7FFFFFFF
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
 METADATA_PARTITION = "__cluster_metadata"
 Assume = Literal["clean", "unclean"]
 
@@ -54,6 +56,7 @@ class RestartOptions:
     assume: Assume | None = None
     recovery_point: int | None = None
     producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
+    index_interval_bytes: int | None = None  # None: inferred from the offset indexes on disk
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,7 @@ class Loss:
     offsets: tuple[int, int] | None = None  # [first, end) of the offsets removed
     producers: list[int] = field(default_factory=list)
     transactions: list[int] = field(default_factory=list)  # first offsets of transactions whose data was lost
+    acknowledged: tuple[int, int] | None = None  # [new log end, high-watermark checkpoint): replicated, now gone
 
 
 @dataclass
@@ -130,6 +134,15 @@ class RestartResult:
 
 class LoadFailure(Exception):
     """Kafka throws while loading the partition: the broker marks the log dir offline."""
+
+
+class _InvalidOffset(Exception):
+    """``InvalidOffsetException``: a rebuilt index entry would not be above the previous one."""
+
+    def __init__(self, seg: _Seg, offset: int, last: int, index: str) -> None:
+        super().__init__(f"Attempt to append an offset {offset} to the {index} no larger than the last offset "
+                         f"appended ({last}) to {seg.file}")
+        self.seg = seg
 
 
 class _Overflow(Exception):
@@ -413,7 +426,8 @@ class _Loader:
     """``LogLoader.load`` for one partition."""
 
     def __init__(self, part: PartitionData, swaps: dict[int, SegmentData], res: PartitionRestart, clean: bool,
-                 log_start_cp: int, recovery_cp: int, now: int, expiration_ms: int) -> None:
+                 log_start_cp: int, recovery_cp: int, now: int, expiration_ms: int,
+                 index_interval: int | None = None) -> None:
         self.part = part
         self.swaps = swaps
         self.res = res
@@ -424,6 +438,7 @@ class _Loader:
         self.now = now
         self.expiration_ms = expiration_ms
         self.disk = _Disk(part, self.steps)
+        self.index_interval = index_interval if index_interval is not None else infer_index_interval(part)
         self.epochs = _Epochs(part.leader_epochs)
         self.topic = part.topic_partition.topic if part.topic_partition else ""
         self.segments: list[_Seg] = []
@@ -501,11 +516,26 @@ class _Loader:
         self.res.recovery_bytes_read += seg.size
         valid = 0
         kept: list[LogEntry] = []
+        last_index_entry, idx_last, ts_last = 0, None, (NO_TIMESTAMP, seg.base)
+        max_ts = (NO_TIMESTAMP, -1)
+        ts_entries = False
         for e in seg.entries:
             if e.position != valid or e.crc_valid is False:
                 break
             if not 0 <= e.last_offset - seg.base <= INT32_MAX:
+                seg.index = None  # LogSegment.recover reset the index before it threw
                 raise _Overflow(seg, e.last_offset)
+            if e.max_timestamp > max_ts[0]:
+                max_ts = (e.max_timestamp, e.last_offset)
+            if valid - last_index_entry > self.index_interval:
+                if idx_last is not None and e.last_offset <= idx_last:
+                    raise _InvalidOffset(seg, e.last_offset, idx_last, "offset index")
+                idx_last = e.last_offset
+                if ts_entries and max_ts[1] < ts_last[1]:
+                    raise _InvalidOffset(seg, max_ts[1], ts_last[1], "time index")
+                if max_ts[0] > ts_last[0]:
+                    ts_last, ts_entries = max_ts, True
+                last_index_entry = valid
             if isinstance(e, RecordBatch):
                 if e.partition_leader_epoch >= 0 and (self.epochs.latest() is None
                                                       or e.partition_leader_epoch > self.epochs.latest()):  # type: ignore[operator]
@@ -522,6 +552,17 @@ class _Loader:
             self.step("truncate", f"truncate {seg.file} at byte {valid}: {self._reason(seg, valid)}; "
                       f"{truncated} bytes dropped", file=seg.file, position=valid, bytes=truncated)
         temp.take_snapshot()
+        return truncated
+
+    def _truncate_to_base(self, seg: _Seg, why: str) -> int:
+        """``LogSegment.truncateTo(baseOffset)`` after an ``InvalidOffsetException`` during recovery."""
+        first = seg.translate(seg.base)
+        pos = first.position if first is not None else seg.size
+        truncated = seg.size - pos
+        seg.entries = [e for e in seg.chain() if e.position < pos]
+        seg.size, seg.recovered = pos, True
+        self.step("invalid-offset", f"recovery of segment {seg.base} hit out-of-order offsets ({why}): Kafka empties "
+                  f"the segment from byte {pos}", file=seg.file, offset=seg.base, position=pos, bytes=truncated)
         return truncated
 
     def _reason(self, seg: _Seg, pos: int) -> str:
@@ -580,7 +621,10 @@ class _Loader:
             self.step("recovery", f"unclean shutdown: re-scan the {len(unflushed)} segment(s) from the recovery point "
                       f"{self.recovery_cp}" + (f" ({', '.join(str(s.base) for s in unflushed)})" if unflushed else ""))
             for i, seg in enumerate(unflushed):
-                truncated = self._recover(seg, self.segments, "at or above the recovery point")
+                try:
+                    truncated = self._recover(seg, self.segments, "at or above the recovery point")
+                except _InvalidOffset as err:
+                    truncated = self._truncate_to_base(seg, str(err))
                 if truncated > 0:
                     rest = unflushed[i + 1:]
                     if rest:
@@ -640,6 +684,40 @@ class _Loader:
             self.disk.delete(latest_stray, "a stray snapshot below the last segment")
 
 
+def infer_index_interval(part: PartitionData) -> int:
+    """``index.interval.bytes`` as the partition's offset indexes imply it (Kafka's default when they cannot).
+
+    An entry is added at a batch when the bytes since the previous entry exceed the interval, so each
+    entry bounds it: at least the bytes before the previous batch, less than the bytes before this one.
+    """
+    lo, hi = 0, 1 << 31
+    seen = False
+    for seg in part.segments:
+        idx = seg.index
+        if idx is None or not idx.entries or idx.zero_tail:
+            continue
+        chain = seg.entries
+        at = {e.position: i for i, e in enumerate(chain)}
+        prev = 0
+        for entry in idx.entries:
+            i = at.get(entry.position)  # type: ignore[union-attr]
+            if i is None or i == 0:
+                break
+            since = entry.position - prev  # type: ignore[union-attr]
+            before = chain[i - 1].position - prev
+            if before < 0:
+                break
+            lo, hi = max(lo, before), min(hi, since - 1)
+            seen = True
+            prev = entry.position  # type: ignore[union-attr]
+    if not seen or lo > hi:
+        return DEFAULT_INDEX_INTERVAL_BYTES
+    for candidate in (DEFAULT_INDEX_INTERVAL_BYTES, 1024):
+        if lo <= candidate <= hi:
+            return candidate
+    return lo
+
+
 def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
     entries = data.checkpoints.get(name)
     if not entries or part.topic_partition is None:
@@ -650,16 +728,17 @@ def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
 def _loss(res: PartitionRestart, loader: _Loader, next_offset: int) -> None:
     loss = res.loss
     lost_entries: list[LogEntry] = []
-    for base, entries in loader.entries_before.items():
-        seg = next((s for s in loader.segments if s.base == base), None)
-        kept = {id(e) for e in seg.entries} if seg is not None else set()
-        lost_entries += [e for e in entries if id(e) not in kept and e.last_offset >= next_offset]
+    for entries in loader.entries_before.values():
+        lost_entries += [e for e in entries if e.last_offset >= next_offset]
     for base, (_file, size) in loader.sizes_before.items():
         seg = next((s for s in loader.segments if s.base == base), None)
         after = seg.size if seg is not None else 0
         if after < size:
             loss.bytes += size - after
     res.bytes_truncated = loss.bytes
+    hw_cp = res.inputs.get("high_watermark_checkpoint")
+    if isinstance(hw_cp, int) and not isinstance(hw_cp, bool) and hw_cp > next_offset:
+        loss.acknowledged = (next_offset, hw_cp)
     if lost_entries:
         loss.batches = len(lost_entries)
         loss.records = sum(e.records_count if isinstance(e, RecordBatch) else 1 for e in lost_entries)
@@ -690,9 +769,16 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
             recovery_cp = options.recovery_point
     res.inputs = {"recovery_point_checkpoint": recovery_cp, "log_start_offset_checkpoint": log_start_cp,
                   "high_watermark_checkpoint": hw_cp, "clean_shutdown": clean}
-    loader = _Loader(part, swaps, res, clean, log_start_cp, recovery_cp, now, options.producer_id_expiration_ms)
+    loader = _Loader(part, swaps, res, clean, log_start_cp, recovery_cp, now, options.producer_id_expiration_ms,
+                     options.index_interval_bytes)
     try:
         new_log_start, recovery_point, next_offset = loader.load()
+    except _InvalidOffset as err:
+        res.outcome = "failed"
+        res.error = f"org.apache.kafka.common.errors.InvalidOffsetException: {err}"
+        res.steps.append(Step("fail", f"rebuilding the indexes of segment {err.seg.base} failed: {res.error}",
+                              err.seg.file, err.seg.base))
+        return res
     except _Overflow as err:
         seg = err.seg
         if seg.has_overflow():

@@ -45,13 +45,21 @@ def _partition(console: Console, p: Row) -> None:
     loss = p["loss"]
     if loss["bytes"] or loss["records"]:
         span = f" (offsets {loss['offsets']['from']} to {loss['offsets']['to'] - 1})" if loss["offsets"] else ""
-        line = f"  LOST: {loss['bytes']} bytes, {loss['records']} record(s) in {loss['batches']} batch(es){span}"
+        line = f"  LOST: {loss['bytes']} bytes dropped from the files"
+        if loss["records"]:
+            line += (f"; {loss['records']} record(s) in {loss['batches']} complete batch(es){span} are no longer "
+                     "part of the log")
         if loss["producers"]:
             line += f"; producers affected: {', '.join(map(str, loss['producers']))}"
         if loss["transactions"]:
             line += f"; transactional batches lost at {', '.join(map(str, loss['transactions']))}"
         console.print(Text(line, style="bold red"))
-    else:
+    if loss["acknowledged"]:
+        ack = loss["acknowledged"]
+        console.print(Text(f"  The high-watermark checkpoint was {ack['to']}: offsets {ack['from']} to {ack['to'] - 1} "
+                           "had been replicated and may have been read by consumers, and are gone from this replica",
+                           style="bold red"))
+    if not (loss["bytes"] or loss["records"] or loss["acknowledged"]):
         console.print(Text("  nothing lost", style="green"))
     console.print(Text(f"  recovery cost: {p['recovery_bytes_read']} bytes re-read", style="dim"))
 
