@@ -27,7 +27,7 @@ import hashlib
 import itertools
 import re
 import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -800,7 +800,7 @@ def _multi_partition() -> Tree:
 # --- recipes: damage applied to a copy of a clean build --------------------------------------------------------
 
 
-def _base() -> tuple[LogDir, PartitionWriter]:
+def damage_base() -> tuple[LogDir, PartitionWriter]:
     """The clean build the damage scenarios start from (the ``idempotent-epoch-bump`` log dir)."""
     logdir = _idempotent_log_dir()
     return logdir, logdir.partitions[0]
@@ -832,7 +832,7 @@ def _flip(tree: Tree, name: str, position: int) -> None:
 @_scenario("torn-write", "unclean: the active segment is cut in the middle of its second-to-last batch, the "
            "recovery point at the active segment's base", damaged=True)
 def _torn_write() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     active = w.segments[-1]
     tree = _unclean(logdir, w, active.base)
     victim = active.batches[-2]
@@ -844,7 +844,7 @@ def _torn_write() -> Tree:
 @_scenario("crc-flip-above-recovery-point", "unclean: one byte flipped in a batch body of the active segment, "
            "above the recovery point (recovery finds it)", damaged=True)
 def _crc_flip_above() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     active = w.segments[-1]
     tree = _unclean(logdir, w, active.base)
     batch = _body_batch(active)
@@ -855,7 +855,7 @@ def _crc_flip_above() -> Tree:
 @_scenario("crc-flip-below-recovery-point", "unclean: one byte flipped in a batch body of the first segment, "
            "below the recovery point (Kafka's recovery does not look there)", damaged=True)
 def _crc_flip_below() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     tree = _unclean(logdir, w, w.segments[-1].base)
     first = w.segments[0]
     batch = _body_batch(first)
@@ -866,7 +866,7 @@ def _crc_flip_below() -> Tree:
 @_scenario("trailing-zeros", "unclean: 200 zero bytes after the last batch of the active segment",
            damaged=True)
 def _trailing_zeros() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     active = w.segments[-1]
     tree = _unclean(logdir, w, active.base)
     tree[_path(w, active.base, LOG_SUFFIX)] += bytes(200)
@@ -876,13 +876,13 @@ def _trailing_zeros() -> Tree:
 @_scenario("recovery-point-back", "unclean: no marker, the recovery point moved back one segment (to the base "
            "of the segment before the active one)", damaged=True)
 def _recovery_point_back() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     return _unclean(logdir, w, w.segments[-2].base)
 
 
 @_scenario("missing-index", "clean marker, but the first segment's .index is missing", damaged=True)
 def _missing_index() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     tree = logdir.files()
     del tree[_path(w, w.segments[0].base, INDEX_SUFFIX)]
     return tree
@@ -891,7 +891,7 @@ def _missing_index() -> Tree:
 @_scenario("corrupt-index", "clean marker, but an entry of the first segment's .index points into the middle "
            "of a batch", damaged=True)
 def _corrupt_index() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     first = w.segments[0]
     entry = first.index[1]
     first.index[1] = OffsetIndexEntry(entry.offset, entry.position + 9)
@@ -900,7 +900,7 @@ def _corrupt_index() -> Tree:
 
 @_scenario("missing-latest-snapshot", "unclean: the producer snapshot at the log end is missing", damaged=True)
 def _missing_latest_snapshot() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     logdir.clean_shutdown = False
     tree = logdir.files()
     del tree[_path(w, w.log_end_offset, PRODUCER_SNAPSHOT_SUFFIX)]
@@ -909,7 +909,7 @@ def _missing_latest_snapshot() -> Tree:
 
 @_scenario("all-snapshots-missing", "clean marker, but every producer snapshot is missing", damaged=True)
 def _all_snapshots_missing() -> Tree:
-    logdir, _ = _base()
+    logdir, _ = damage_base()
     return {k: v for k, v in logdir.files().items() if not k.endswith(PRODUCER_SNAPSHOT_SUFFIX)}
 
 
@@ -917,7 +917,7 @@ def _all_snapshots_missing() -> Tree:
            "still pending), the second's as .cleaned (an interrupted cleaner pass), and a producer snapshot 25 "
            "offsets beyond the log end", damaged=True)
 def _stray_files() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     tree = logdir.files()
     first, second = w.segments[0].base, w.segments[1].base
     for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
@@ -931,7 +931,7 @@ def _stray_files() -> Tree:
 @_scenario("misnamed-segment", "clean marker, but the second segment's files are renamed 3 offsets above its "
            "first batch", damaged=True)
 def _misnamed_segment() -> Tree:
-    logdir, w = _base()
+    logdir, w = damage_base()
     tree = logdir.files()
     base = w.segments[1].base
     for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
@@ -946,7 +946,3 @@ def _misnamed_segment() -> Tree:
 def _hard_crash() -> Tree:
     return _idempotent_log_dir(crash=True).files()
 
-
-def describe(names: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    """``(name, description)`` of the given scenarios (all by default)."""
-    return [(s.name, s.description) for s in (get_scenario(n) for n in (names or SCENARIOS))]
