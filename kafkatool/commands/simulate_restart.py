@@ -110,6 +110,8 @@ def command(
         render_restart(doc, fmt.value)
         if any(p["outcome"] == "failed" for p in doc["partitions"]):
             return int(ExitCode.DEFECTS)
-        return int(ExitCode.DEFECTS if any(p["bytes_truncated"] for p in doc["partitions"]) else ExitCode.CLEAN)
+        lossy = any(p["bytes_truncated"] or p["loss"]["records"] or p["loss"]["acknowledged"]
+                    for p in doc["partitions"])
+        return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
 
     run_guarded(body)
