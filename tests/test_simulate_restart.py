@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,40 @@ def test_usage_errors() -> None:
     assert runner.invoke(app, ["simulate-restart", "--partition", "nope-0", root]).exit_code == 2
     assert runner.invoke(app, ["simulate-restart", "--assume", "maybe", root]).exit_code == 2
     assert runner.invoke(app, ["simulate-restart", "/nonexistent/dir"]).exit_code == 3
+
+
+def _snapshot_events(messages: list[str]) -> list[tuple[str, int]]:
+    """Kafka's own log lines about producer snapshots, in order."""
+    out = []
+    for m in messages:
+        if r := re.search(r"Deleted producer state snapshot .*?(\d{20})\.snapshot", m):
+            out.append(("delete", int(r.group(1))))
+        elif r := re.search(r"Loading producer state from snapshot file 'SnapshotFile\(offset=(\d+)", m):
+            out.append(("load", int(r.group(1))))
+        elif r := re.search(r"Wrote producer snapshot at offset (\d+)", m):
+            out.append(("write", int(r.group(1))))
+    return out
+
+
+@pytest.mark.parametrize(("case", "name"), partitions())
+def test_snapshot_steps_follow_kafkas_log(case: str, name: str) -> None:
+    """Every snapshot Kafka deleted, loaded and wrote during the load, in Kafka's order."""
+    after = load_expected(case)["afterLoad"]["partitions"][name]
+    [got] = [p for p in simulate(case)["partitions"] if p["directory"] == name]
+    steps = [(s["action"].removeprefix("snapshot-"), s["offset"]) for s in got["steps"]
+             if s["action"] in ("snapshot-delete", "snapshot-load", "snapshot-write")]
+    assert steps == _snapshot_events(after["kafkaLogMessages"])
+
+
+@pytest.mark.parametrize(("case", "name"), partitions())
+def test_recovered_segments_follow_kafkas_log(case: str, name: str) -> None:
+    """The segments re-scanned from the recovery point, and where corruption was found."""
+    after = load_expected(case)["afterLoad"]["partitions"][name]
+    [got] = [p for p in simulate(case)["partitions"] if p["directory"] == name]
+    want = [int(r.group(1)) for m in after["kafkaLogMessages"]
+            if (r := re.search(r"Recovering unflushed segment (\d+)\.", m))]
+    assert [s["offset"] for s in got["steps"] if s["action"] == "recover-segment"
+            and "recovery point" in s["detail"]] == want
+    corrupt = [int(r.group(1)) for m in after["kafkaLogMessages"]
+               if (r := re.search(r"Corruption found in segment (\d+)", m))]
+    assert [s["offset"] for s in got["steps"] if s["action"] == "truncate"] == corrupt

@@ -249,11 +249,12 @@ class _Disk:
     def name(self, offset: int) -> str:
         return f"{self.dir}/{segment_file_name(offset, '.snapshot')}"
 
-    def delete(self, offset: int, why: str) -> None:
+    def delete(self, offset: int, why: str, action: str = "snapshot-delete") -> None:
+        """``snapshot-delete``: the producer-state manager deletes it; ``snapshot-remove``: it goes with its
+        segment or a swapped range."""
         if offset in self.files:
             del self.files[offset]
-            self.steps.append(Step("snapshot-delete", f"delete producer snapshot {offset}: {why}",
-                                   self.name(offset), offset))
+            self.steps.append(Step(action, f"delete producer snapshot {offset}: {why}", self.name(offset), offset))
 
     def write(self, offset: int, entries: list[ProducerSnapshotEntry], why: str) -> None:
         self.files[offset] = entries
@@ -496,7 +497,7 @@ class _Loader:
                 del segs[base]
         for off in sorted(self.disk.files):
             if lo <= off < hi:
-                self.disk.delete(off, f"inside the swapped range [{lo}, {hi})")
+                self.disk.delete(off, f"inside the swapped range [{lo}, {hi})", "snapshot-remove")
         for off in swap_logs:
             data = self.swaps.get(off)
             if data is None:
@@ -541,7 +542,7 @@ class _Loader:
                                                       or e.partition_leader_epoch > self.epochs.latest()):  # type: ignore[operator]
                     self.epochs.assign(e.partition_leader_epoch, e.base_offset)
                 temp.state.append(e)
-            temp.map_end = e.last_offset + 1
+                temp.map_end = e.last_offset + 1  # legacy entries do not move the map end (magic 2 only)
             kept.append(e)
             valid += e.size_in_bytes
         truncated = seg.size - valid
@@ -550,7 +551,8 @@ class _Loader:
                   f"{valid} bytes", file=seg.file, offset=seg.base)
         if truncated > 0:
             self.step("truncate", f"truncate {seg.file} at byte {valid}: {self._reason(seg, valid)}; "
-                      f"{truncated} bytes dropped", file=seg.file, position=valid, bytes=truncated)
+                      f"{truncated} bytes dropped", file=seg.file, offset=seg.base, position=valid,
+                      bytes=truncated)
         temp.take_snapshot()
         return truncated
 
@@ -584,7 +586,7 @@ class _Loader:
             self.step("delete-segment", f"delete segment {s.base} ({s.file}, {s.size} bytes): {why}",
                       file=s.file, offset=s.base, bytes=s.size)
             s.size = 0
-            self.disk.delete(s.base, f"its segment {s.base} was deleted")
+            self.disk.delete(s.base, f"its segment {s.base} was deleted", "snapshot-remove")
 
     # -- load
 
