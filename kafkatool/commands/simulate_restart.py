@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -82,7 +83,7 @@ def command(
                                                   help="Only this partition.")] = None,
     now: Annotated[int | None, typer.Option("--now", metavar="MS",
                                             help="The broker's clock at start-up, for producer expiration "
-                                                 "(default: the newest record timestamp).")] = None,
+                                                 "(default: the current time).")] = None,
     assume: Annotated[AssumeShutdown | None, typer.Option(
         "--assume", help="Treat the last shutdown as clean or unclean, whatever the marker says.")] = None,
     recovery_point: Annotated[int | None, typer.Option(
@@ -103,7 +104,8 @@ def command(
             raise UsageError(f"{log_dir} is the partition {inputs.log_dir.partitions[0].directory}, not {partition}")
         if partition is not None and not any(p.directory == partition for p in inputs.log_dir.partitions):
             raise UsageError(f"no partition directory {partition!r} in {log_dir}")
-        options = RestartOptions(now=now, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
+        clock = now if now is not None else int(time.time() * 1000)
+        options = RestartOptions(now=clock, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
                                  recovery_point=recovery_point, index_interval_bytes=index_interval_bytes)
         result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
         doc = build_document(result)

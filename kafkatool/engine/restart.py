@@ -597,7 +597,7 @@ class _Loader:
         for data in self.part.segments:
             if not data.log_file:
                 for f in (data.index_file, data.time_index_file, data.txn_index_file):
-                    if f and not f.endswith(".txnindex"):
+                    if f:
                         self.step("delete-orphan-index", f"delete {f}: an index file with no log file", file=f)
                 continue
             segs[data.base_offset] = _Seg.of(data)
