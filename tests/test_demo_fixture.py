@@ -1,28 +1,15 @@
-"""The bundled demo log dir: rebuilt byte for byte by the builder, and healthy by every check."""
+"""The bundled demo log dir (scenario ``demo``; its rebuild is checked in test_fixtures): healthy by every check."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
 from kafkatool.cli import app
-from kafkatool.writing.demo import build_demo
 from tests.conftest import REPO
 
 DEMO = REPO / "fixtures" / "demo"
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def test_demo_rebuilds_identically(tmp_path: Path) -> None:
-    build_demo(tmp_path / "a")
-    build_demo(tmp_path / "b")
-    assert files(tmp_path / "a") == files(tmp_path / "b")
-    assert files(tmp_path / "a") == files(DEMO), "fixtures/demo is stale: rebuild it with kafkatool.writing.demo"
 
 
 def test_demo_is_healthy_and_covers_every_codec() -> None:

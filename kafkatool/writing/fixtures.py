@@ -629,6 +629,25 @@ def build_scenario(name: str, out: Path, *, force: bool = False) -> Tree:
 CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 
 
+@_scenario("demo", "the README's example: one partition with every codec, idempotent and transactional "
+           "producers (committed and aborted transactions), two leader epochs, several segments; clean shutdown")
+def _demo() -> Tree:
+    w = PartitionWriter("demo", 0, config=TopicConfig(segment_bytes=6144, index_interval_bytes=1024))
+    idem = Producer(1000)
+    txn = Producer(2000, epoch=2, transactional=True)
+    for i in range(60):
+        epoch = 0 if i < 30 else 1
+        values: list[bytes | None] = [text_value(i * 7 + j, 4 + (i + j) % 8) for j in range(1 + i % 4)]
+        if i % 10 == 7:
+            w.append(values, leader_epoch=epoch, producer=txn, codec=CODECS[i % 5])
+            w.append([text_value(i, 3)], leader_epoch=epoch, producer=txn)
+            w.end_transaction(txn, commit=i % 20 == 7, coordinator_epoch=4, leader_epoch=epoch)
+        else:
+            w.append(values, leader_epoch=epoch, codec=CODECS[i % 5], producer=idem if i % 3 == 0 else None)
+    w.close()
+    return LogDir([w]).files()
+
+
 @_scenario("codecs-clean", "every codec (none, gzip, snappy, lz4, zstd), headers, null keys and values, "
            "idempotent and plain batches; clean shutdown")
 def _codecs_clean() -> Tree:

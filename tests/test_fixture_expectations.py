@@ -1,0 +1,37 @@
+"""CI on fixture dirs: every committed fixture declares what `kafkatool check` must find, and does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from tests.conftest import REPO
+
+FIXTURES = sorted(p for p in (REPO / "fixtures").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_check_matches_the_declared_findings(fixture: Path) -> None:
+    expect = fixture / "expect.json"
+    assert expect.is_file(), f"{fixture.name} has no expect.json"
+    result = CliRunner().invoke(app, ["check", "--expect", str(expect), str(fixture)])
+    assert result.exit_code == 0, result.stderr
+    declared = json.loads(expect.read_text())["findings"]
+    damaged = "clean" not in fixture.name and fixture.name not in (
+        "demo", "follower", "idempotent-epoch-bump", "leader-epochs", "multi-partition", "txn-commit-abort-hanging")
+    assert bool(declared) == damaged, "damaged fixtures declare their damage; healthy ones declare none"
+
+
+def test_a_changed_fixture_breaks_its_expectation(tmp_path: Path) -> None:
+    import shutil
+
+    target = tmp_path / "torn"
+    shutil.copytree(REPO / "fixtures" / "torn-write", target)
+    (target / "payments-0" / "00000000000000000150.snapshot").unlink()
+    result = CliRunner().invoke(app, ["check", "--expect", str(target / "expect.json"), str(target)])
+    assert result.exit_code == 1
+    assert "expected but not found: snapshot-beyond-leo" in result.stderr
