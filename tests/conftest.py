@@ -40,6 +40,26 @@ def load_expected(case: str) -> dict:
     return json.loads((shared_dir("corpus") / case / "expected.json").read_text())
 
 
+def vector_names(*kinds: str) -> list[str]:
+    """``source/NAME`` of every vector of ``kinds`` in ../shared/vectors (empty when absent)."""
+    root = SHARED / "vectors"
+    if not root.is_dir():
+        return []
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*.json")
+                  if json.loads(p.read_text())["kind"] in kinds)
+
+
+def load_vector(name: str) -> tuple[dict, bytes]:
+    """A vector's sidecar and bytes."""
+    root = shared_dir("vectors")
+    return json.loads((root / f"{name}.json").read_text()), (root / f"{name}.bin").read_bytes()
+
+
+def hexs(data: bytes | None) -> str | None:
+    """Bytes as the sidecars write them: lowercase hex, ``None`` for null."""
+    return None if data is None else data.hex()
+
+
 @pytest.fixture
 def corpus_root() -> Path:
     """``../shared/corpus``."""

@@ -23,26 +23,13 @@ from kafkatool.schema.varint import (
     read_unsigned_varint,
     read_varint,
 )
-from tests.conftest import SHARED, shared_dir
+from tests.conftest import hexs, load_vector, shared_dir, vector_names
 
 RECORD_KINDS = ("record_batch", "records", "message_set", "log_segment")
 
 
-def vectors(*kinds: str) -> list[str]:
-    root = SHARED / "vectors"
-    if not root.is_dir():
-        return []
-    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*.json")
-                  if json.loads(p.read_text())["kind"] in kinds)
-
-
-def load(name: str) -> tuple[dict, bytes]:
-    root = shared_dir("vectors")
-    return json.loads((root / f"{name}.json").read_text()), (root / f"{name}.bin").read_bytes()
-
-
-def hexs(b: bytes | None) -> str | None:
-    return None if b is None else b.hex()
+vectors = vector_names
+load = load_vector
 
 
 def v2_view(e: RecordBatch) -> dict:

@@ -3,7 +3,6 @@ rules, errors, byte-exact rebuilds, and kafka-python as an independent oracle bo
 
 from __future__ import annotations
 
-import json
 import struct
 import zlib
 from dataclasses import replace
@@ -15,27 +14,14 @@ from hypothesis import strategies as st
 from kafkatool.errors import CodecError, DecodeError
 from kafkatool.model import Compression, LegacyBatch, TimestampType
 from kafkatool.schema import codecs, legacy
-from tests.conftest import SHARED, shared_dir
+from tests.conftest import hexs, load_vector, shared_dir, vector_names
 
 LEGACY_CODECS = [Compression.GZIP, Compression.SNAPPY, Compression.LZ4]
 RECORD_KINDS = ("records", "message_set", "log_segment")
 
 
-def vectors(*kinds: str) -> list[str]:
-    root = SHARED / "vectors"
-    if not root.is_dir():
-        return []
-    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*.json")
-                  if json.loads(p.read_text())["kind"] in kinds)
-
-
-def load(name: str) -> tuple[dict, bytes]:
-    root = shared_dir("vectors")
-    return json.loads((root / f"{name}.json").read_text()), (root / f"{name}.bin").read_bytes()
-
-
-def hexs(b: bytes | None) -> str | None:
-    return None if b is None else b.hex()
+vectors = vector_names
+load = load_vector
 
 
 def view(e: LegacyBatch, want: dict) -> dict:
