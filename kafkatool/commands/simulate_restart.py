@@ -12,8 +12,18 @@ import typer
 from kafkatool.commands.common import run_guarded
 from kafkatool.engine.restart import PartitionRestart, RestartOptions, RestartResult, simulate_restart
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.model import LogDirData, TopicPartition
+from kafkatool.reading.files import read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.render.restart_report import render_restart
+from kafkatool.schema import checkpoint
+from kafkatool.schema.filenames import (
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+from kafkatool.writing.atomic import ensure_outside, write_tree
 
 SCHEMA_VERSION = 1
 
@@ -76,6 +86,39 @@ def build_document(result: RestartResult) -> dict[str, Any]:
             "partitions": [partition_document(p) for p in result.partitions]}
 
 
+def recovered_tree(result: RestartResult, data: LogDirData, source: Path) -> dict[str, bytes]:
+    """Every file of the log dir after the load: each partition's plan, then the log-dir files Kafka keeps.
+
+    The clean-shutdown marker is gone (``LogManager`` deletes it at start-up); the checkpoints hold the
+    offsets after load. A partition that fails to load is left out, as the broker would not start with it.
+    """
+    tree: dict[str, bytes] = {}
+    for p in result.partitions:
+        if p.outcome != "loaded":
+            continue
+        for f in p.output:
+            if f.data is not None:
+                tree[f.path] = f.data
+            elif f.copy_from is not None:
+                tree[f.path] = read_bytes(source / f.copy_from, f.length)
+    loaded = [p for p in result.partitions if p.outcome == "loaded" and p.partition is not None
+              and p.topic != "__cluster_metadata"]
+    if data.meta_properties is not None and (source / META_PROPERTIES).is_file():
+        tree[META_PROPERTIES] = read_bytes(source / META_PROPERTIES)
+    if loaded:
+        def tp(p: PartitionRestart) -> TopicPartition:
+            return TopicPartition(p.topic, p.partition or 0)
+
+        tree[RECOVERY_POINT_CHECKPOINT] = checkpoint.build_offset_checkpoint(
+            [(tp(p), p.recovery_point or 0) for p in loaded])
+        tree[REPLICATION_OFFSET_CHECKPOINT] = checkpoint.build_offset_checkpoint(
+            [(tp(p), p.high_watermark) for p in loaded if p.high_watermark is not None])
+        tree[LOG_START_OFFSET_CHECKPOINT] = checkpoint.build_offset_checkpoint(
+            [(tp(p), p.log_start_offset) for p in loaded
+             if p.segments and p.log_start_offset is not None and p.log_start_offset > p.segments[0].base_offset])
+    return tree
+
+
 def command(
     log_dir: Annotated[str, typer.Argument(help="A broker log dir (or one partition directory).", metavar="LOG_DIR",
                                            show_default=False)],
@@ -93,6 +136,10 @@ def command(
         "--index-interval-bytes", metavar="BYTES", min=1,
         help="The topic's index.interval.bytes (default: inferred from the offset indexes, else 4096).")] = None,
     fmt: Annotated[RestartFormat, typer.Option("--format", "-f", help="text or json.")] = RestartFormat.text,
+    apply_to: Annotated[str | None, typer.Option(
+        "--apply-to", metavar="OUT_DIR",
+        help="Write the log dir as Kafka leaves it after this load into OUT_DIR (new or empty; never the input).")]
+    = None,
 ) -> None:
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
 
@@ -108,6 +155,13 @@ def command(
         options = RestartOptions(now=clock, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
                                  recovery_point=recovery_point, index_interval_bytes=index_interval_bytes)
         result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
+        if apply_to is not None:
+            target = Path(apply_to)
+            ensure_outside(target, [path])
+            if target.exists() and (not target.is_dir() or any(target.iterdir())):
+                raise UsageError(f"--apply-to {apply_to}: exists and is not an empty directory")
+            source = path.parent if inputs.single_partition else path
+            write_tree(recovered_tree(result, inputs.log_dir, source), target)
         doc = build_document(result)
         render_restart(doc, fmt.value)
         if any(p["outcome"] == "failed" for p in doc["partitions"]):

@@ -17,6 +17,7 @@ from typing import Literal
 
 from kafkatool.engine.producer_state import ProducerEntry, ProducerStateManager
 from kafkatool.engine.replay import COORDINATOR_TOPICS
+from kafkatool.engine.restart_output import OutputFile, partition_plan
 from kafkatool.model import (
     NO_TIMESTAMP,
     IndexFile,
@@ -119,6 +120,7 @@ class PartitionRestart:
     steps: list[Step] = field(default_factory=list)
     loss: Loss = field(default_factory=Loss)
     inputs: dict[str, int | bool | None] = field(default_factory=dict)
+    output: list[OutputFile] = field(default_factory=list)  # the directory as Kafka leaves it (--apply-to)
 
 
 @dataclass
@@ -813,6 +815,8 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     res.producers = [psm.state.producers[pid] for pid in psm.state.order.order() if pid in psm.state.producers]
     res.snapshot_files_after = sorted(loader.disk.files)
     _loss(res, loader, next_offset)
+    res.output = partition_plan(part, loader.segments, dict(loader.disk.files), res.leader_epochs,
+                                loader.index_interval)
     return res
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from kafkatool.errors import UsageError
@@ -38,3 +38,9 @@ def write_atomic(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
+    """Write every file of ``tree`` (relative ``/`` paths) under ``out``, in sorted order, each atomically."""
+    for name in sorted(tree):
+        write_atomic(out.joinpath(*name.split("/")), tree[name])

@@ -27,7 +27,7 @@ import hashlib
 import itertools
 import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,7 +75,7 @@ from kafkatool.schema.filenames import (
     segment_file_name,
 )
 from kafkatool.schema.record_batch import build_records_batch
-from kafkatool.writing.atomic import write_atomic
+from kafkatool.writing.atomic import write_tree
 
 BASE_TIME = 1_700_000_000_000
 """Record timestamps start here (CreateTime), as in the Kafka-made corpus."""
@@ -537,12 +537,6 @@ class LogDir:
         if self.clean_shutdown:
             out[CLEAN_SHUTDOWN] = clean_shutdown.build_clean_shutdown(self.broker_epoch)
         return out
-
-
-def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
-    """Write every file of ``tree`` under ``out``, in sorted order, each atomically."""
-    for name in sorted(tree):
-        write_atomic(out.joinpath(*name.split("/")), tree[name])
 
 
 # --- scenario registry ------------------------------------------------------------------------------------

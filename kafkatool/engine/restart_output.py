@@ -1,0 +1,137 @@
+"""What a partition directory holds after Kafka's start-up load: the file plan behind ``--apply-to``.
+
+Pure: it lists, per file, either bytes to write or a prefix of an input file to copy. The rules follow
+``LogSegment.recover`` (a recovered segment is truncated at its first invalid batch and gets rebuilt
+offset, time and transaction indexes), ``LogLoader`` (deleted segments and snapshots disappear, snapshots
+written during the load appear) and ``LeaderEpochFileCache`` (the truncated epoch checkpoint). Indexes of
+segments Kafka did not touch are copied as they are; the active segment's indexes are written trimmed,
+as a clean shutdown leaves them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kafkatool.engine.producer_state import ProducerStateManager
+from kafkatool.model import (
+    AbortedTxn,
+    LeaderEpochEntry,
+    LogEntry,
+    OffsetIndexEntry,
+    PartitionData,
+    ProducerSnapshotEntry,
+    RecordBatch,
+    TimeIndexEntry,
+)
+from kafkatool.schema import checkpoint, offset_index, producer_snapshot, time_index, txn_index
+from kafkatool.schema.filenames import (
+    INDEX_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_SUFFIX,
+    PARTITION_METADATA,
+    PRODUCER_SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_file_name,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFile:
+    """One file of the recovered directory: ``data`` to write, or the first ``length`` bytes of the input
+    file ``copy_from`` (a path relative to the input log dir)."""
+
+    path: str
+    data: bytes | None = None
+    copy_from: str | None = None
+    length: int | None = None
+
+
+def rebuilt_indexes(entries: Sequence[LogEntry], interval: int) -> tuple[list[OffsetIndexEntry],
+                                                                         list[TimeIndexEntry]]:
+    """The offset and time index entries ``LogSegment.recover`` writes for these (valid) entries."""
+    offsets: list[OffsetIndexEntry] = []
+    times: list[TimeIndexEntry] = []
+    valid = last_entry = 0
+    max_ts, max_ts_offset = -1, -1
+
+    def maybe_time(ts: int, off: int) -> None:
+        if ts >= 0 and (not times or ts > times[-1].timestamp):
+            times.append(TimeIndexEntry(ts, off))
+
+    for e in entries:
+        if e.max_timestamp > max_ts:
+            max_ts, max_ts_offset = e.max_timestamp, e.last_offset
+        if valid - last_entry > interval:
+            offsets.append(OffsetIndexEntry(e.last_offset, valid))
+            maybe_time(max_ts, max_ts_offset)
+            last_entry = valid
+        valid += e.size_in_bytes
+    maybe_time(max_ts, max_ts_offset)
+    return offsets, times
+
+
+def aborted_by_segment(part_entries: Iterable[LogEntry]) -> list[AbortedTxn]:
+    """Every aborted transaction of the (recovered) log with the LSO Kafka records for it."""
+    manager = ProducerStateManager(client_checks=False)
+    for e in part_entries:
+        if isinstance(e, RecordBatch):
+            manager.append(e)
+    return [AbortedTxn(0, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset or 0)
+            for t in manager.transactions if t.aborted and t.last_offset is not None]
+
+
+def partition_plan(part: PartitionData, segments: Sequence[object], snapshots: dict[int, list[ProducerSnapshotEntry]
+                   | None], epochs: Sequence[LeaderEpochEntry], interval: int) -> list[OutputFile]:
+    """Files of one partition directory after the load. ``segments`` are the loader's final segments
+    (``base``, ``file``, ``size``, ``entries``, ``recovered``); ``snapshots`` its snapshot files."""
+    d = part.directory
+    by_base = {s.base_offset: s for s in part.segments}
+    out: list[OutputFile] = []
+    final: list[tuple[object, list[LogEntry]]] = []
+    for seg in segments:
+        size = seg.size  # type: ignore[attr-defined]
+        kept = [e for e in seg.entries if e.position + e.size_in_bytes <= size]  # type: ignore[attr-defined]
+        final.append((seg, kept))
+    aborted = aborted_by_segment(e for _, kept in final for e in kept)
+    last = segments[-1] if segments else None
+    for seg, kept in final:
+        base: int = seg.base  # type: ignore[attr-defined]
+        src: str = seg.file  # type: ignore[attr-defined]
+        out.append(OutputFile(f"{d}/{segment_file_name(base, LOG_SUFFIX)}", copy_from=src,
+                              length=seg.size))  # type: ignore[attr-defined]
+        data = by_base.get(base)
+        untouched = not seg.recovered and seg is not last and data is not None  # type: ignore[attr-defined]
+        if untouched and data is not None and data.index_file and data.time_index_file:
+            out.append(OutputFile(f"{d}/{segment_file_name(base, INDEX_SUFFIX)}", copy_from=data.index_file))
+            out.append(OutputFile(f"{d}/{segment_file_name(base, TIME_INDEX_SUFFIX)}",
+                                  copy_from=data.time_index_file))
+        else:
+            offsets, times = rebuilt_indexes(kept, interval)
+            out.append(OutputFile(f"{d}/{segment_file_name(base, INDEX_SUFFIX)}",
+                                  offset_index.build_offset_index(offsets, base)))
+            out.append(OutputFile(f"{d}/{segment_file_name(base, TIME_INDEX_SUFFIX)}",
+                                  time_index.build_time_index(times, base)))
+        nxt = kept[-1].last_offset + 1 if kept else base
+        mine = [a for a in aborted if base <= a.last_offset < nxt]
+        if untouched and data is not None:
+            # Kafka keeps an untouched segment's transaction index (after compaction it can differ from a replay).
+            if data.txn_index_file:
+                out.append(OutputFile(f"{d}/{segment_file_name(base, TXN_INDEX_SUFFIX)}",
+                                      copy_from=data.txn_index_file))
+        elif mine:
+            out.append(OutputFile(f"{d}/{segment_file_name(base, TXN_INDEX_SUFFIX)}", txn_index.build_txn_index(mine)))
+    for offset in sorted(snapshots):
+        entries = snapshots[offset]
+        name = f"{d}/{segment_file_name(offset, PRODUCER_SNAPSHOT_SUFFIX)}"
+        if entries is None:
+            src = next((s.file for s in part.snapshots if s.offset == offset), None)
+            if src is not None:
+                out.append(OutputFile(name, copy_from=src))
+        else:
+            out.append(OutputFile(name, producer_snapshot.build_producer_snapshot(entries)))
+    out.append(OutputFile(f"{d}/{LEADER_EPOCH_CHECKPOINT}", checkpoint.build_leader_epoch_checkpoint(epochs)))
+    if part.partition_metadata is not None:
+        out.append(OutputFile(f"{d}/{PARTITION_METADATA}", copy_from=f"{d}/{PARTITION_METADATA}"))
+    return out
