@@ -151,7 +151,7 @@ def _cell(row: Row, key: str) -> Text:
         return Text(" ".join(parts), style="magenta")
     if value is None:
         return Text("–", style="dim")
-    if isinstance(value, (dict, list)):
+    if isinstance(value, (dict, list, tuple)):
         return Text(dumps(value))
     return Text(str(value))
 
