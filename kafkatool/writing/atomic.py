@@ -24,11 +24,19 @@ def ensure_outside(target: Path, inputs: Iterable[Path]) -> None:
             raise UsageError(f"refusing to write {target}: it is inside the input {src}")
 
 
+def _umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Create or replace ``path`` with ``data`` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs get the user's usual mode
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
