@@ -97,6 +97,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     checker = LogChecker(name, base) if verify else None
     defects: list[Defect] = []
     lo, hi = opts.offsets
+    filtered = lo is not None or hi is not None
     key_dec = opts.key_decoder if opts.print_data else None
     value_dec = opts.value_decoder if opts.print_data else None
     out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
@@ -111,7 +112,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
             if checker is not None:
                 checker.feed(item)
             last = item
-            if not _in_range(item, lo, hi):
+            if filtered and not _in_range(item, lo, hi):
                 continue
             if item.records is not None and (lo is not None or hi is not None):
                 item.records = [r for r in item.records if (lo is None or r.offset >= lo)
