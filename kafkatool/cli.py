@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kafkatool import __version__
-from kafkatool.commands import check, dump_segment, fixture, replay_producers, simulate_restart
+from kafkatool.commands import check, dump_segment, fixture, replay_producers, simulate_replication, simulate_restart
 
 app = typer.Typer(
     name="kafkatool",
@@ -23,6 +23,7 @@ app.command("dump-segment", no_args_is_help=True)(dump_segment.command)
 app.command("check", no_args_is_help=True)(check.command)
 app.command("replay-producers", no_args_is_help=True)(replay_producers.command)
 app.command("simulate-restart", no_args_is_help=True)(simulate_restart.command)
+app.command("simulate-replication", no_args_is_help=True)(simulate_replication.command)
 app.add_typer(fixture.app, name="fixture")
 
 

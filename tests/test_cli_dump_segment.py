@@ -24,7 +24,8 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.mark.parametrize("name", ["dump-segment", "check", "replay-producers", "simulate-restart"])
+@pytest.mark.parametrize("name", ["dump-segment", "check", "replay-producers", "simulate-restart",
+                                  "simulate-replication"])
 def test_help_lists_every_option_and_the_man_page_documents_them(name: str) -> None:
     import typer.core
     import typer.main
@@ -49,7 +50,7 @@ def test_man_pages_render() -> None:
     if not shutil.which("man"):
         pytest.skip("man not installed")
     for page in ("kafkatool.1", "kafkatool-dump-segment.1", "kafkatool-check.1", "kafkatool-replay-producers.1",
-                 "kafkatool-simulate-restart.1"):
+                 "kafkatool-simulate-restart.1", "kafkatool-simulate-replication.1"):
         proc = subprocess.run(["man", "-l", str(REPO / "man" / page)], capture_output=True, text=True,
                               env={**os.environ, "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "100"}, check=False)
         assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,111 @@
+"""``kafkatool simulate-replication``: one partition's replicas stepped through a scenario's events."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafkatool.commands.common import run_guarded
+from kafkatool.engine.replication import RunResult, ScenarioError, compare_steps, run
+from kafkatool.errors import ExitCode
+from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
+from kafkatool.render.replication_report import render_replication
+
+
+class ReplicationFormat(StrEnum):
+    """Output formats."""
+
+    table = "table"
+    json = "json"
+
+
+def _event_label(event: dict[str, Any] | None) -> str:
+    """A short description of an event for the timeline."""
+    if event is None:
+        return "start-up"
+    kind = event["type"]
+    if kind == "produce":
+        return f"produce {event['records']} acks={event['acks']}"
+    if kind == "fetch":
+        extra = f" max {event['max_records']}" if event.get("max_records") else ""
+        outcome = event.get("outcome", "complete")
+        return f"fetch by {event['replica']}{extra}" + ("" if outcome == "complete" else f" ({outcome})")
+    if kind in ("crash", "restart"):
+        extra = f" flushed<{event['flushed_offset']}" if kind == "crash" and "flushed_offset" in event else ""
+        return f"{kind} {event['replica']}{extra}"
+    if kind == "elect":
+        return f"elect {event['leader']} ({'clean' if event.get('clean', True) else 'unclean'})"
+    if kind == "alter_partition_response":
+        return f"AlterPartition {'accepted' if event.get('accept', True) else 'rejected'}"
+    return kind
+
+
+def timeline_rows(scenario: dict[str, Any], result: RunResult) -> list[dict[str, Any]]:
+    """One row per step: time, event, each replica's LEO/HW, ISR, leader epoch, newly acknowledged ids."""
+    rows = []
+    events: list[dict[str, Any] | None] = [None, *scenario["events"]]
+    seen: list[str] = []
+    t = scenario["initial"].get("t_ms", 0)
+    for event, step in zip(events, result.steps, strict=False):
+        if event is not None:
+            t = event["t_ms"]
+        replicas = {}
+        for rid, rep in step["replicas"].items():
+            if not rep["alive"]:
+                replicas[rid] = {"alive": False, "role": "down", "leo": rep["disk_leo"], "hw": None}
+            else:
+                replicas[rid] = {"alive": True, "role": rep["role"], "leo": rep["leo"], "hw": rep["hw"]}
+        new = [i for i in step["acknowledged"] if i not in seen]
+        seen = list(step["acknowledged"])
+        ctrl = step["controller"]
+        view = step["leader_view"]
+        rows.append({"step": step["after"], "t_ms": t, "event": _event_label(event), "replicas": replicas,
+                     "leader": ctrl["leader"], "leader_epoch": ctrl["leader_epoch"], "isr": ctrl["isr"],
+                     "maximal_isr": None if view is None else view["maximal_isr"],
+                     "newly_acknowledged": new, "notes": step.get("notes", [])})
+    return rows
+
+
+def build_document(scenario: dict[str, Any], result: RunResult, *, name: str) -> dict[str, Any]:
+    """The run as a JSON-ready document: steps, final summary, differences, violations, timeline rows."""
+    expected = scenario.get("expected") or {}
+    differences = compare_steps(result.steps, expected["steps"]) if "steps" in expected else []
+    if "final" in expected:
+        for key in sorted(set(expected["final"]) | set(result.final)):
+            want, got = expected["final"].get(key, "<absent>"), result.final.get(key, "<absent>")
+            if want != got:
+                differences.append({"step": "final", "path": key, "expected": want, "actual": got})
+    return {
+        "scenario": scenario.get("name", name), "description": scenario.get("description"),
+        "settings": scenario["settings"], "has_expected": bool(expected),
+        "steps": result.steps, "final": result.final, "differences": differences,
+        "violations": [{"step": v.step, "rule": v.rule, "message": v.message} for v in result.violations],
+        "timeline": timeline_rows(scenario, result),
+    }
+
+
+def command(
+    scenario_file: Annotated[str, typer.Argument(help="A replication scenario (kafkatool.replication-scenario/1).",
+                                                 metavar="SCENARIO.json", show_default=False)],
+    fmt: Annotated[ReplicationFormat, typer.Option("--format", "-f", help="table or json.")]
+    = ReplicationFormat.table,
+) -> None:
+    """Step one partition's leader and followers through a scenario: HW, ISR, truncation, losses."""
+
+    def body() -> int:
+        path = Path(scenario_file)
+        scenario = load_scenario(path)
+        try:
+            result = run(scenario)
+        except ScenarioError as err:
+            where = "$" if err.event_index is None else f"$.events[{err.event_index}]"
+            raise ScenarioFormatError(str(path), where, str(err)) from None
+        doc = build_document(scenario, result, name=path.stem)
+        render_replication(doc, fmt.value)
+        bad = doc["differences"] or doc["violations"] or doc["final"]["acknowledged_lost"]
+        return int(ExitCode.DEFECTS if bad else ExitCode.CLEAN)
+
+    run_guarded(body)

@@ -1,0 +1,95 @@
+"""Rendering a replication simulation: timeline, differences from ``expected``, violations, losses."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+Row = dict[str, Any]
+JSON_KEYS = ("scenario", "steps", "final", "differences", "violations")
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value).decode() if not isinstance(value, str) else value
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def _ids(ids: list[str]) -> str:
+    if len(ids) <= 6:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:3])} … {ids[-1]} ({len(ids)})"
+
+
+def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
+    """Write the simulation document ``doc``; ``json`` is ``{"steps": [...], ...}``."""
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(orjson.dumps({k: doc[k] for k in JSON_KEYS}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160)
+    s = doc["settings"]
+    console.print(Text.assemble((str(doc["scenario"]), "bold"),
+                                f"  replicas {s['replicas']}, min.insync.replicas {s.get('min_insync_replicas', 1)},"
+                                f" lag {s.get('replica_lag_time_max_ms')} ms, truncation "
+                                f"{s.get('truncation', 'fetch_diverging_epoch')}"))
+    timeline = doc["timeline"]
+    replica_ids = list(timeline[0]["replicas"]) if timeline else []
+    table = Table(box=None, show_edge=False, header_style="bold dim")
+    table.add_column("step", justify="right")
+    table.add_column("t ms", justify="right")
+    table.add_column("event")
+    for rid in replica_ids:
+        table.add_column(f"r{rid} LEO/HW", justify="right")
+    for col in ("leader", "epoch", "ISR", "acknowledged"):
+        table.add_column(col, justify="right" if col in ("leader", "epoch") else "left")
+    for row in timeline:
+        cells = [Text(str(row["step"])), Text(str(row["t_ms"])), Text(row["event"])]
+        for rid in replica_ids:
+            rep = row["replicas"][rid]
+            if not rep["alive"]:
+                cells.append(Text(f"down ({rep['leo']})", style="red"))
+            else:
+                style = "bold" if rep["role"] == "leader" else ""
+                mark = "*" if rep["role"] == "leader" else ""
+                cells.append(Text(f"{mark}{rep['leo']}/{rep['hw']}", style=style))
+        isr = ",".join(map(str, row["isr"]))
+        if row["maximal_isr"] is not None and row["maximal_isr"] != row["isr"]:
+            isr += f" (max {','.join(map(str, row['maximal_isr']))})"
+        cells += [Text("–" if row["leader"] is None else str(row["leader"]), style="dim" if row["leader"] is None
+                       else ""), Text(str(row["leader_epoch"])), Text(isr),
+                  Text(_ids(row["newly_acknowledged"]), style="green")]
+        table.add_row(*cells)
+    console.print(table)
+    console.print(Text("* leader; LEO/HW per replica; a crashed replica shows its on-disk LEO", style="dim"))
+    if doc["has_expected"]:
+        diffs = doc["differences"]
+        if diffs:
+            console.print(Text(f"{len(diffs)} difference(s) from the scenario's expected steps:", style="red bold"))
+            dt = Table(box=None, show_edge=False, header_style="bold")
+            for col in ("step", "field", "expected", "simulated"):
+                dt.add_column(col, overflow="fold")
+            for d in diffs:
+                dt.add_row(str(d["step"]), d["path"], _short(d["expected"]), _short(d["actual"]))
+            console.print(dt)
+        else:
+            console.print(Text("every step matches the scenario's expected steps", style="green"))
+    for v in doc["violations"]:
+        console.print(Text.assemble(("invariant violated ", "red bold"), f"after step {v['step']} ({v['rule']}): ",
+                                    v["message"]))
+    final = doc["final"]
+    console.print(Text.assemble(("losses", "bold"), f"  final leader {final['leader']}"))
+    lost = final["acknowledged_lost"]
+    committed = final["committed_lost"]
+    console.print(Text(f"acknowledged records lost: {_ids(lost) if lost else 'none'}",
+                       style="red bold" if lost else "green"))
+    console.print(Text(f"committed records (once below a leader's HW) lost: {_ids(committed) if committed else 'none'}",
+                       style="red bold" if committed else "green"))
+    for rid, diverged in final["diverged_from_leader"].items():
+        if diverged:
+            console.print(Text(f"replica {rid}'s log differs from the leader's within their common length",
+                               style="yellow"))

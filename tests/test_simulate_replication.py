@@ -1,0 +1,213 @@
+"""``kafkatool simulate-replication``: the shared scenarios step by step, invariants under random events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from kafkatool.engine.replication import (
+    Simulation,
+    apply,
+    cache_assign,
+    cache_end_offset_for,
+    check_invariants,
+    compare_steps,
+    run,
+    start,
+)
+from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
+from tests.conftest import SHARED, shared_dir
+
+runner = CliRunner()
+SCENARIOS = sorted(p.stem for p in (SHARED / "replication").glob("*.json")) if (SHARED / "replication").is_dir() \
+    else ["kip101-s1-hw-truncation-loss"]
+
+
+def _load(name: str) -> dict[str, Any]:
+    return load_scenario(shared_dir("replication") / f"{name}.json")
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_scenario_matches_expected_steps_and_final(name: str) -> None:
+    scenario = _load(name)
+    result = run(scenario)
+    diffs = compare_steps(result.steps, scenario["expected"]["steps"])
+    assert not diffs, diffs[:5]
+    assert result.final == scenario["expected"]["final"]
+
+
+def test_kip101_hw_truncation_loss_is_reported_as_a_violation_and_exit_1() -> None:
+    path = shared_dir("replication") / "kip101-s1-hw-truncation-loss.json"
+    result = runner.invoke(app, ["simulate-replication", str(path)])
+    assert result.exit_code == 1
+    assert "acknowledged records lost: m2" in result.stdout
+    assert "every step matches" in result.stdout
+    result = runner.invoke(app, ["simulate-replication", str(path), "--format", "json"])
+    doc = json.loads(result.stdout)
+    expected = json.loads(path.read_text())["expected"]["steps"]
+    assert [set(s) for s in doc["steps"]] == [set(s) for s in expected]
+    assert {v["rule"] for v in doc["violations"]} == {"hw-above-isr-leo", "acked-record-lost"}
+
+
+def test_leader_epoch_scenario_runs_clean_exit_0() -> None:
+    path = shared_dir("replication") / "kip101-s1-leader-epoch-no-loss.json"
+    assert runner.invoke(app, ["simulate-replication", str(path)]).exit_code == 0
+
+
+def test_a_difference_from_expected_exits_1(tmp_path: Path) -> None:
+    doc = _load("hw-waits-for-slow-isr-member")
+    doc["expected"]["steps"][3]["replicas"]["1"]["hw"] = 99
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["simulate-replication", str(path)])
+    assert result.exit_code == 1
+    assert "replicas.1.hw" in result.stdout
+
+
+def test_bad_field_names_its_json_path(tmp_path: Path) -> None:
+    doc = _load("hw-waits-for-slow-isr-member")
+    doc["events"][2]["acks"] = 2
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioFormatError, match=r"\$\.events\[2\]\.acks"):
+        load_scenario(path)
+    result = runner.invoke(app, ["simulate-replication", str(path)])
+    assert result.exit_code == 3
+    assert "$.events[2].acks" in result.stderr
+
+
+def test_missing_and_unparsable_files_exit_3(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["simulate-replication", str(tmp_path / "none.json")]).exit_code == 3
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert runner.invoke(app, ["simulate-replication", str(bad)]).exit_code == 3
+
+
+def test_epoch_cache_rules() -> None:
+    cache: list[list[int]] = [[1, 0], [2, 11]]
+    cache_assign(cache, 1, 16)  # LEFC: entries with epoch or start >= the new entry's go first
+    assert cache == [[1, 16]]
+    leader = [[0, 0], [1, 5], [4, 12]]
+    assert cache_end_offset_for(leader, 3, 14) == (1, 12)
+    assert cache_end_offset_for(leader, 4, 14) == (4, 14)
+    assert cache_end_offset_for([[2, 5]], 1, 9) == (1, 5)
+
+
+def _diverging_scenario() -> dict[str, Any]:
+    return {
+        "settings": {"replicas": [1, 2], "min_insync_replicas": 1, "replica_lag_time_max_ms": 30000,
+                     "unclean_leader_election": True, "truncation": "fetch_diverging_epoch",
+                     "alter_partition_auto_commit": False},
+        "initial": {"t_ms": 1_000_000, "leader": 2, "leader_epoch": 1, "isr": [2],
+                    "replicas": {"1": {"log": [{"epoch": 1, "count": 11}, {"epoch": 2, "count": 5}], "hw": 11},
+                                 "2": {"log": [{"epoch": 1, "count": 21}], "hw": 21}}},
+        "events": [],
+    }
+
+
+def test_diverging_epoch_fetch_truncates_without_updating_the_leader_view() -> None:
+    scenario = _diverging_scenario()
+    scenario["initial"]["leader_epoch"] = 3
+    scenario["events"] = [{"t_ms": 1_000_010, "type": "fetch", "replica": 1},
+                          {"t_ms": 1_000_020, "type": "fetch", "replica": 1},
+                          {"t_ms": 1_000_025, "type": "fetch", "replica": 1},
+                          {"t_ms": 1_000_030, "type": "alter_partition_response", "accept": True}]
+    steps = run(scenario).steps
+    first = steps[1]
+    assert first["replicas"]["1"]["leo"] == 11
+    assert first["replicas"]["1"]["fetch_state"] == {"fetch_offset": 11, "state": "fetching",
+                                                     "last_fetched_epoch": 1}
+    assert first["leader_view"]["followers"]["1"]["leo"] == -1
+    assert steps[2]["replicas"]["1"]["leo"] == 21
+    assert steps[2]["leader_view"]["followers"]["1"]["leo"] == 11
+    third = steps[3]["leader_view"]
+    assert third["pending_isr_change"] is not None
+    assert third["maximal_isr"] == [1, 2] and third["isr"] == [2]
+    assert steps[4]["controller"]["isr"] == [1, 2] and steps[4]["leader_view"]["pending_isr_change"] is None
+
+
+# ------------------------------------------------------------------ random event sequences
+
+
+def _random_scenario(mode: str, n: int, min_isr: int, unclean: bool) -> dict[str, Any]:
+    ids = list(range(1, n + 1))
+    return {"settings": {"replicas": ids, "min_insync_replicas": min_isr, "replica_lag_time_max_ms": 1000,
+                         "unclean_leader_election": unclean, "truncation": mode,
+                         "alter_partition_auto_commit": True},
+            "initial": {"t_ms": 1_000_000, "leader": 1, "leader_epoch": 0, "isr": ids,
+                        "replicas": {str(i): {"log": [{"epoch": 0, "count": 2}], "hw": 2} for i in ids}},
+            "events": []}
+
+
+def _draw_event(data: st.DataObject, sim: Simulation, t: int, *, unclean: bool, flush_loss: bool) -> dict[str, Any]:
+    alive = [r for r in sim.replicas_ids if sim.replicas[r].alive]
+    dead = [r for r in sim.replicas_ids if not sim.replicas[r].alive]
+    kinds = ["produce", "fetch", "fetch", "fetch", "tick"]
+    if len(alive) > 1:
+        kinds.append("crash")
+    if dead:
+        kinds.append("restart")
+    electable = [r for r in sim.c_isr if sim.replicas[r].alive]
+    if electable or (unclean and alive):
+        kinds.append("elect")
+    kind = data.draw(st.sampled_from(kinds))
+    event: dict[str, Any] = {"t_ms": t, "type": kind}
+    if kind == "produce":
+        event.update(records=data.draw(st.integers(1, 3)), acks=data.draw(st.sampled_from([-1, 1, 0])))
+    elif kind == "fetch":
+        event.update(replica=data.draw(st.sampled_from(sim.replicas_ids)),
+                     max_records=data.draw(st.sampled_from([None, 1, 2])),
+                     outcome=data.draw(st.sampled_from(["complete", "complete", "response_lost", "request_lost"])))
+    elif kind == "crash":
+        event["replica"] = data.draw(st.sampled_from(alive))
+        if flush_loss:
+            event["flushed_offset"] = data.draw(st.integers(0, sim.replicas[event["replica"]].leo))
+    elif kind == "restart":
+        event["replica"] = data.draw(st.sampled_from(dead))
+    elif kind == "elect":
+        clean = bool(electable) and (not unclean or data.draw(st.booleans()))
+        event.update(leader=data.draw(st.sampled_from(electable if clean else alive)), clean=clean)
+    return event
+
+
+def _run_random(data: st.DataObject, mode: str, *, unclean: bool, flush_loss: bool) -> list[Any]:
+    n = data.draw(st.integers(2, 3))
+    scenario = _random_scenario(mode, n, data.draw(st.integers(1, n)), unclean)
+    sim = start(scenario)
+    reported: set[str] = set()
+    violations = check_invariants(sim, None, "initial", set(), reported)
+    prev = sim.snapshot("initial")
+    t = 1_000_000
+    for step in range(data.draw(st.integers(1, 40))):
+        t += data.draw(st.sampled_from([0, 10, 400, 1000, 1500]))
+        event = _draw_event(data, sim, t, unclean=unclean, flush_loss=flush_loss)
+        apply(sim, event)
+        acked = {i for r in sim.requests if r.acks == -1 and r.status == "acked" for i in r.ids}
+        violations += check_invariants(sim, prev, step, acked, reported)
+        prev = sim.snapshot(step)
+    return violations
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), mode=st.sampled_from(["fetch_diverging_epoch", "offsets_for_leader_epoch"]))
+def test_invariants_hold_under_random_events_with_leader_epochs(data: st.DataObject, mode: str) -> None:
+    """With leader epochs, fully flushed logs and clean elections, no invariant ever breaks."""
+    violations = _run_random(data, mode, unclean=False, flush_loss=False)
+    assert not violations, [(v.step, v.rule, v.message) for v in violations]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), mode=st.sampled_from(["fetch_diverging_epoch", "offsets_for_leader_epoch",
+                                             "offsets_for_leader_epoch_v0", "high_watermark"]))
+def test_hw_rules_hold_in_every_mode(data: st.DataObject, mode: str) -> None:
+    """Even with unflushed tails, unclean elections and HW truncation: leader HW monotonic, HW <= LEO."""
+    violations = _run_random(data, mode, unclean=True, flush_loss=True)
+    bad = [v for v in violations if v.rule in ("leader-hw-decreased", "hw-above-leo")]
+    assert not bad, [(v.step, v.rule, v.message) for v in bad]
