@@ -310,6 +310,7 @@ class Simulation:
             else:
                 followers[other] = FollowerView(-1, caught, 0, -1, None)
         self.lstate = LeaderState(rid, self.c_leader_epoch, list(self.c_isr), start, followers)
+        self._record_committed(rep)
         self.maybe_increment_leader_hw()
 
     # ---------------------------------------------------------------- events
@@ -428,6 +429,11 @@ class Simulation:
 
     def _epoch_truncation(self, rep: Replica, l_epoch: int, l_end: int) -> bool:
         """AbstractFetcherThread.getOffsetTruncationState (AFT:583-628); True when the truncation is final."""
+        assert rep.fetch is not None
+        if l_end == UNDEFINED:
+            # The leader knows no end offset: truncate to the initial fetch offset (the HW).
+            self._truncate(rep, rep.fetch.offset)
+            return True
         if l_epoch == UNDEFINED:
             self._truncate(rep, min(l_end, rep.leo))
             return True
@@ -487,8 +493,18 @@ class Simulation:
         offset = rep.fetch.offset
         hw_before = leader.hw
         leo_before = leader.leo
-        if offset > leader.leo or offset < 0:
-            # AFT:637-700: OFFSET_OUT_OF_RANGE; the follower resets its position.
+        epoch_sent = self.mode == "fetch_diverging_epoch" and rep.fetch.last_fetched_epoch is not None
+        d_epoch, d_end = UNDEFINED, UNDEFINED
+        if epoch_sent:
+            assert rep.fetch.last_fetched_epoch is not None
+            d_epoch, d_end = cache_end_offset_for(leader.cache, rep.fetch.last_fetched_epoch, leader.leo)
+        # P:1538-1550: an unknown last fetched epoch, or an offset outside the log, is OFFSET_OUT_OF_RANGE;
+        # with an epoch, the divergence check comes before the read's range check.
+        unknown_epoch = epoch_sent and (d_epoch == UNDEFINED or d_end == UNDEFINED)
+        diverging = epoch_sent and not unknown_epoch and offset >= 0 and (
+            d_epoch < (rep.fetch.last_fetched_epoch or 0) or d_end < offset)
+        if unknown_epoch or (not diverging and (offset > leader.leo or offset < 0)):
+            # AFT:637-700 fetchOffsetAndTruncate: the follower resets its position.
             self.notes.append(f"fetch from {rep.rid} at {offset}: OFFSET_OUT_OF_RANGE")
             if not deliver:
                 return
@@ -496,17 +512,16 @@ class Simulation:
                 self._truncate(rep, leader.leo)
             rep.fetch.offset = rep.leo
             rep.fetch.truncating = False
+            rep.fetch.last_fetched_epoch = None if self.mode == "high_watermark" else rep.latest_epoch()
             return
-        if self.mode == "fetch_diverging_epoch" and rep.fetch.last_fetched_epoch is not None:
-            d_epoch, d_end = cache_end_offset_for(leader.cache, rep.fetch.last_fetched_epoch, leader.leo)
-            if d_epoch < rep.fetch.last_fetched_epoch or d_end < offset:
-                # P:1538-1565: diverging epoch; the follower's state is not updated (KAFKA-13141).
-                self.notes.append(f"fetch from {rep.rid} at {offset}: diverging epoch "
-                                  f"(epoch={d_epoch}, end_offset={d_end})")
-                if deliver:
-                    final = self._epoch_truncation(rep, d_epoch, d_end)
-                    self._after_truncation(rep, final)
-                return
+        if diverging:
+            # P:1538-1565: diverging epoch; the follower's state is not updated (KAFKA-13141).
+            self.notes.append(f"fetch from {rep.rid} at {offset}: diverging epoch "
+                              f"(epoch={d_epoch}, end_offset={d_end})")
+            if deliver:
+                final = self._epoch_truncation(rep, d_epoch, d_end)
+                self._after_truncation(rep, final)
+            return
         end = leader.leo if max_records is None else min(leader.leo, offset + max_records)
         records = list(leader.log[offset:end])
         self._update_follower_fetch_state(rep.rid, offset, leo_before)
