@@ -136,11 +136,11 @@ def test_diverging_epoch_fetch_truncates_without_updating_the_leader_view() -> N
 # ------------------------------------------------------------------ random event sequences
 
 
-def _random_scenario(mode: str, n: int, min_isr: int, unclean: bool) -> dict[str, Any]:
+def _random_scenario(mode: str, n: int, min_isr: int, unclean: bool, auto_commit: bool) -> dict[str, Any]:
     ids = list(range(1, n + 1))
     return {"settings": {"replicas": ids, "min_insync_replicas": min_isr, "replica_lag_time_max_ms": 1000,
                          "unclean_leader_election": unclean, "truncation": mode,
-                         "alter_partition_auto_commit": True},
+                         "alter_partition_auto_commit": auto_commit},
             "initial": {"t_ms": 1_000_000, "leader": 1, "leader_epoch": 0, "isr": ids,
                         "replicas": {str(i): {"log": [{"epoch": 0, "count": 2}], "hw": 2} for i in ids}},
             "events": []}
@@ -157,6 +157,8 @@ def _draw_event(data: st.DataObject, sim: Simulation, t: int, *, unclean: bool, 
     electable = [r for r in sim.c_isr if sim.replicas[r].alive]
     if electable or (unclean and alive):
         kinds.append("elect")
+    if not sim.auto_commit:
+        kinds += ["alter_partition_response"] * 2
     kind = data.draw(st.sampled_from(kinds))
     event: dict[str, Any] = {"t_ms": t, "type": kind}
     if kind == "produce":
@@ -171,6 +173,8 @@ def _draw_event(data: st.DataObject, sim: Simulation, t: int, *, unclean: bool, 
             event["flushed_offset"] = data.draw(st.integers(0, sim.replicas[event["replica"]].leo))
     elif kind == "restart":
         event["replica"] = data.draw(st.sampled_from(dead))
+    elif kind == "alter_partition_response":
+        event["accept"] = data.draw(st.booleans())
     elif kind == "elect":
         clean = bool(electable) and (not unclean or data.draw(st.booleans()))
         event.update(leader=data.draw(st.sampled_from(electable if clean else alive)), clean=clean)
@@ -179,7 +183,7 @@ def _draw_event(data: st.DataObject, sim: Simulation, t: int, *, unclean: bool, 
 
 def _run_random(data: st.DataObject, mode: str, *, unclean: bool, flush_loss: bool) -> list[Any]:
     n = data.draw(st.integers(2, 3))
-    scenario = _random_scenario(mode, n, data.draw(st.integers(1, n)), unclean)
+    scenario = _random_scenario(mode, n, data.draw(st.integers(1, n)), unclean, data.draw(st.booleans()))
     sim = start(scenario)
     reported: set[str] = set()
     violations = check_invariants(sim, None, "initial", set(), reported)
@@ -195,7 +199,7 @@ def _run_random(data: st.DataObject, mode: str, *, unclean: bool, flush_loss: bo
     return violations
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), mode=st.sampled_from(["fetch_diverging_epoch", "offsets_for_leader_epoch"]))
 def test_invariants_hold_under_random_events_with_leader_epochs(data: st.DataObject, mode: str) -> None:
     """With leader epochs, fully flushed logs and clean elections, no invariant ever breaks."""
@@ -203,7 +207,7 @@ def test_invariants_hold_under_random_events_with_leader_epochs(data: st.DataObj
     assert not violations, [(v.step, v.rule, v.message) for v in violations]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), mode=st.sampled_from(["fetch_diverging_epoch", "offsets_for_leader_epoch",
                                              "offsets_for_leader_epoch_v0", "high_watermark"]))
 def test_hw_rules_hold_in_every_mode(data: st.DataObject, mode: str) -> None:
