@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -9,10 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from kafkatool.commands.common import run_guarded
+from kafkatool.commands.replica_sets import analyse, parse_replicas
 from kafkatool.engine.replication import RunResult, ScenarioError, compare_steps, run
-from kafkatool.errors import ExitCode
+from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
-from kafkatool.render.replication_report import render_replication
+from kafkatool.render.replication_report import render_replica_set, render_replication
 
 
 class ReplicationFormat(StrEnum):
@@ -87,15 +89,52 @@ def build_document(scenario: dict[str, Any], result: RunResult, *, name: str) ->
     }
 
 
+def real_data(replica: list[str], partition: str | None, leader: int | None, isr: str | None,
+              leader_epoch: int | None, now: int | None, fmt: ReplicationFormat) -> int:
+    """The replica-set mode: pairs and elections from the brokers' log dirs."""
+    if partition is None or leader is None:
+        raise UsageError("--replica needs --partition TOPIC-N and --leader BROKER_ID")
+    try:
+        members = [int(x) for x in isr.split(",")] if isr else []
+    except ValueError:
+        raise UsageError(f"--isr expects comma-separated broker ids, not {isr!r}") from None
+    replicas = parse_replicas(replica)
+    doc = analyse(replicas, partition=partition, leader=leader, isr=members or sorted(replicas),
+                  leader_epoch=leader_epoch, now=now if now is not None else int(time.time() * 1000))
+    render_replica_set(doc, fmt.value)
+    lossy = any(e["lost_acknowledged_batches"] for e in doc["elections"] if e["clean"])
+    return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
+
+
 def command(
-    scenario_file: Annotated[str, typer.Argument(help="A replication scenario (kafkatool.replication-scenario/1).",
-                                                 metavar="SCENARIO.json", show_default=False)],
+    scenario_file: Annotated[str | None, typer.Argument(
+        help="A replication scenario (kafkatool.replication-scenario/1).", metavar="SCENARIO.json",
+        show_default=False)] = None,
     fmt: Annotated[ReplicationFormat, typer.Option("--format", "-f", help="table or json.")]
     = ReplicationFormat.table,
+    replica: Annotated[list[str] | None, typer.Option(
+        "--replica", metavar="BROKER_ID=LOG_DIR",
+        help="Real data: a broker's log dir holding a replica (repeat for each broker).")] = None,
+    partition: Annotated[str | None, typer.Option("--partition", metavar="TOPIC-N",
+                                                  help="Real data: the partition directory to compare.")] = None,
+    leader: Annotated[int | None, typer.Option("--leader", metavar="BROKER_ID",
+                                               help="Real data: the current leader.")] = None,
+    isr: Annotated[str | None, typer.Option("--isr", metavar="IDS",
+                                            help="Real data: the last known ISR, comma-separated.")] = None,
+    leader_epoch: Annotated[int | None, typer.Option(
+        "--leader-epoch", metavar="N", help="Real data: the current leader epoch (default: the leader's latest).")]
+    = None,
+    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+                                            help="Real data: the clock for loading the replicas.")] = None,
 ) -> None:
-    """Step one partition's leader and followers through a scenario: HW, ISR, truncation, losses."""
+    """Step one partition's leader and followers through a scenario, or compare real replicas' log dirs:
+    HW, ISR, divergence, truncation, losses."""
 
     def body() -> int:
+        if replica:
+            return real_data(replica, partition, leader, isr, leader_epoch, now, fmt)
+        if scenario_file is None:
+            raise UsageError("give SCENARIO.json, or --replica BROKER_ID=LOG_DIR ... --partition TOPIC-N --leader ID")
         path = Path(scenario_file)
         scenario = load_scenario(path)
         try:

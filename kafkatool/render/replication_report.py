@@ -93,3 +93,42 @@ def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
         if diverged:
             console.print(Text(f"replica {rid}'s log differs from the leader's within their common length",
                                style="yellow"))
+
+
+def render_replica_set(doc: dict[str, Any], fmt: str, out: TextIO | None = None) -> None:
+    """The replica-set comparison: per pair where the follower truncates, per candidate what is lost."""
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160)
+    console.print(Text.assemble((doc["partition"], "bold"), f"  leader {doc['leader']}, ISR {doc['isr']}, "
+                                f"a new election would use epoch {doc['next_leader_epoch']}"))
+    reps = Table(box=None, show_edge=False, header_style="bold dim")
+    for col in ("broker", "log end", "high watermark", "leader epochs"):
+        reps.add_column(col, justify="right")
+    for r in doc["replicas"]:
+        reps.add_row(str(r["broker"]), str(r["log_end_offset"]), str(r["high_watermark"]),
+                     " ".join(f"{e}@{o}" for e, o in r["leader_epochs"]))
+    console.print(reps)
+    pairs = Table(box=None, show_edge=False, header_style="bold", title="if LEADER led, FOLLOWER would",
+                  title_justify="left")
+    for col in ("leader", "follower", "diverges at", "truncate to", "records lost", "relation"):
+        pairs.add_column(col, justify="left" if col == "relation" else "right")
+    for p in doc["pairs"]:
+        lost = p["lost_record_count"]
+        pairs.add_row(str(p["leader"]), str(p["follower"]), "–" if p["divergence_offset"] is None
+                      else str(p["divergence_offset"]), str(p["truncation_offset"]),
+                      Text(str(lost), style="red" if lost else ""), p["relation"])
+    console.print(pairs)
+    elections = Table(box=None, show_edge=False, header_style="bold", title="electing CANDIDATE would",
+                      title_justify="left")
+    for col in ("candidate", "election", "acknowledged records lost", "batches"):
+        elections.add_column(col, justify="right" if col != "batches" else "left", overflow="fold")
+    for e in doc["elections"]:
+        n = e["lost_acknowledged_record_count"]
+        elections.add_row(str(e["candidate"]), "clean" if e["clean"] else Text("unclean", style="yellow"),
+                          Text(str(n), style="red bold" if n else "green"),
+                          ", ".join(str(b) for b in e["lost_acknowledged_batches"][:12])
+                          + (" …" if len(e["lost_acknowledged_batches"]) > 12 else ""))
+    console.print(elections)

@@ -1,0 +1,91 @@
+"""The real-data side of ``simulate-replication``: each replica's log dir loaded as Kafka would load it,
+then every (candidate leader, follower) pair and every election analysed (``engine/divergence``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kafkatool.engine.divergence import Batch, Election, Pair, Replica, analyse_election, analyse_pair
+from kafkatool.engine.restart import RestartOptions, simulate_restart
+from kafkatool.errors import UnreadableInputError, UsageError
+from kafkatool.model import RecordBatch
+from kafkatool.reading.restart_inputs import read_restart_inputs
+
+
+def parse_replicas(specs: list[str]) -> dict[int, Path]:
+    """``BROKER_ID=LOG_DIR`` options."""
+    out: dict[int, Path] = {}
+    for spec in specs:
+        broker, sep, path = spec.partition("=")
+        if not sep or not broker.strip().isdigit() or not path:
+            raise UsageError(f"--replica expects BROKER_ID=LOG_DIR, not {spec!r}")
+        out[int(broker)] = Path(path)
+    if len(out) < 2:
+        raise UsageError("give at least two --replica BROKER_ID=LOG_DIR")
+    return out
+
+
+def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replica:
+    """A replica as its broker would hold it after restart (``simulate-restart``'s model)."""
+    inputs = read_restart_inputs(log_dir)
+    result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition)
+    loaded = [p for p in result.partitions if p.directory == partition]
+    if not loaded:
+        raise UnreadableInputError(str(log_dir), f"holds no partition directory {partition}")
+    state = loaded[0]
+    if state.outcome != "loaded" or state.log_end_offset is None:
+        raise UnreadableInputError(str(log_dir), f"{partition} does not load: {state.error}")
+    part = next(p for p in inputs.log_dir.partitions if p.directory == partition)
+    batches = [Batch(e.base_offset, e.last_offset, e.partition_leader_epoch, e.crc, e.records_count)
+               for s in part.segments for e in s.entries
+               if isinstance(e, RecordBatch) and e.last_offset < state.log_end_offset]
+    return Replica(broker, state.log_end_offset, state.high_watermark or 0,
+                   [(e.epoch, e.start_offset) for e in state.leader_epochs], batches)
+
+
+def _batch(b: Batch) -> dict[str, int]:
+    return {"base_offset": b.base_offset, "last_offset": b.last_offset, "partition_leader_epoch": b.epoch,
+            "crc": b.crc}
+
+
+def _pair(p: Pair) -> dict[str, Any]:
+    return {"leader": p.leader, "follower": p.follower, "relation": p.relation,
+            "divergence_offset": p.divergence_offset, "divergence_by_epoch": p.divergence_by_epoch,
+            "divergence_by_batch_crc": p.divergence_by_crc, "truncation_offset": p.truncation_offset,
+            "lost_batches": [b.base_offset for b in p.lost_batches],
+            "lost_record_count": sum(b.records for b in p.lost_batches),
+            "lost_batches_detail": [{**_batch(b), "same_batch_on_leader": same}
+                                    for b, same in zip(p.lost_batches, p.same_on_leader, strict=True)],
+            "rounds": [{"request_epoch": r.request_epoch, "response_epoch": r.response_epoch,
+                        "response_end_offset": r.response_end_offset,
+                        "follower_log_end_offset_before": r.follower_log_end_offset_before,
+                        "truncate_to": r.truncate_to, "completed": r.completed,
+                        "follower_epochs_after": [list(e) for e in r.follower_epochs_after]} for r in p.rounds]}
+
+
+def _election(e: Election) -> dict[str, Any]:
+    return {"candidate": e.candidate, "clean": e.clean,
+            "lost_acknowledged_batches": [b.base_offset for b in e.lost_acknowledged],
+            "lost_acknowledged_record_count": sum(b.records for b in e.lost_acknowledged),
+            "lost_unacknowledged_batches": [b.base_offset for b in e.lost_unacknowledged]}
+
+
+def analyse(replicas: dict[int, Path], *, partition: str, leader: int, isr: list[int], leader_epoch: int | None,
+            now: int) -> dict[str, Any]:
+    """The ``pairs`` / ``elections`` document for a replica set."""
+    if leader not in replicas:
+        raise UsageError(f"--leader {leader} is not one of the --replica brokers {sorted(replicas)}")
+    loaded = {b: load_replica(b, d, partition, now) for b, d in sorted(replicas.items())}
+    current = loaded[leader]
+    next_epoch = (leader_epoch if leader_epoch is not None else max((e for e, _ in current.epochs), default=0)) + 1
+    pairs = [analyse_pair(loaded[a], loaded[b], is_current_leader=a == leader, next_epoch=next_epoch)
+             for a in loaded for b in loaded if a != b]
+    elections = [analyse_election(current, loaded[c], isr=isr, old_hw=current.high_watermark) for c in loaded]
+    return {
+        "partition": partition, "leader": leader, "isr": isr, "next_leader_epoch": next_epoch,
+        "replicas": [{"broker": r.broker, "log_end_offset": r.log_end_offset, "high_watermark": r.high_watermark,
+                      "leader_epochs": [list(e) for e in r.epochs]} for r in loaded.values()],
+        "pairs": [_pair(p) for p in pairs],
+        "elections": [_election(e) for e in elections],
+    }

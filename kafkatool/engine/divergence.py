@@ -1,0 +1,181 @@
+"""Replica divergence on real data: where each follower would truncate under each candidate leader, and
+what each election would lose.
+
+Models the OffsetsForLeaderEpoch exchange of ``AbstractFetcherThread`` (``getOffsetTruncationState``,
+repeated until truncation completes) over ``LeaderEpochFileCache.endOffsetFor`` on both sides, with
+``UnifiedLog.truncateTo`` cutting the follower's log and epoch cache between rounds. Current Kafka's
+diverging-epoch fetch reaches the same offsets. A candidate that is not the current leader first adds
+the entry (next leader epoch, its log end offset), as ``Partition.makeLeader`` does. Pure: it works on
+the replicas' loaded state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UNDEFINED = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A batch as replication compares it: offsets, leader epoch, CRC and record count."""
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    crc: int
+    records: int
+
+
+@dataclass
+class Replica:
+    """One broker's loaded copy of the partition."""
+
+    broker: int
+    log_end_offset: int
+    high_watermark: int
+    epochs: list[tuple[int, int]]
+    batches: list[Batch]
+
+
+@dataclass
+class Round:
+    """One OffsetsForLeaderEpoch round trip."""
+
+    request_epoch: int
+    response_epoch: int
+    response_end_offset: int
+    follower_log_end_offset_before: int
+    truncate_to: int
+    completed: bool
+    follower_epochs_after: list[tuple[int, int]]
+
+
+@dataclass
+class Pair:
+    """What happens to ``follower`` if ``leader`` leads."""
+
+    leader: int
+    follower: int
+    divergence_by_epoch: int | None
+    divergence_by_crc: int | None
+    relation: str
+    truncation_offset: int
+    rounds: list[Round] = field(default_factory=list)
+    lost_batches: list[Batch] = field(default_factory=list)
+    same_on_leader: list[bool] = field(default_factory=list)
+
+    @property
+    def divergence_offset(self) -> int | None:
+        known = [x for x in (self.divergence_by_epoch, self.divergence_by_crc) if x is not None]
+        return min(known) if known else None
+
+
+@dataclass
+class Election:
+    """What electing ``candidate`` would do."""
+
+    candidate: int
+    clean: bool
+    lost_acknowledged: list[Batch] = field(default_factory=list)
+    lost_unacknowledged: list[Batch] = field(default_factory=list)
+
+
+def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end: int) -> tuple[int, int]:
+    """``LeaderEpochFileCache.endOffsetFor``: (epoch, end offset) for a requested epoch."""
+    if requested == UNDEFINED or not epochs:
+        return UNDEFINED, UNDEFINED
+    if epochs[-1][0] == requested:
+        return requested, log_end
+    higher = next((e for e in epochs if e[0] > requested), None)
+    if higher is None:
+        return UNDEFINED, UNDEFINED
+    floor = [e for e in epochs if e[0] <= requested]
+    return (floor[-1][0] if floor else requested), higher[1]
+
+
+def _epoch_at(batches: list[Batch], offset: int) -> Batch | None:
+    return next((b for b in batches if b.base_offset <= offset <= b.last_offset), None)
+
+
+def divergence(leader: Replica, follower: Replica) -> tuple[int | None, int | None, str]:
+    """(by epoch, by batch CRC, relation): the first offset below both log ends where the logs differ."""
+    common = min(leader.log_end_offset, follower.log_end_offset)
+    by_epoch = by_crc = None
+    lead = {b.base_offset: b for b in leader.batches}
+    for b in follower.batches:
+        if b.base_offset >= common:
+            break
+        other = _epoch_at(leader.batches, b.base_offset)
+        if by_epoch is None and (other is None or other.epoch != b.epoch):
+            by_epoch = b.base_offset
+        same = lead.get(b.base_offset)
+        if by_crc is None and (same is None or (same.last_offset, same.crc) != (b.last_offset, b.crc)):
+            by_crc = b.base_offset
+        if by_epoch is not None and by_crc is not None:
+            break
+    longer = follower.log_end_offset > leader.log_end_offset
+    if by_epoch is None and longer:
+        by_epoch = leader.log_end_offset
+    if by_crc is None and longer:
+        by_crc = leader.log_end_offset
+    if by_epoch is None and by_crc is None:
+        relation = "identical" if follower.log_end_offset == leader.log_end_offset else \
+            "follower log is a prefix of the leader log"
+    else:
+        relation = "diverged"
+    return by_epoch, by_crc, relation
+
+
+def as_leader(replica: Replica, next_epoch: int | None) -> list[tuple[int, int]]:
+    """The candidate's epoch cache once elected (``makeLeader`` adds the new epoch at its LEO)."""
+    epochs = list(replica.epochs)
+    if next_epoch is not None and (not epochs or epochs[-1][0] < next_epoch):
+        epochs = [e for e in epochs if e[1] < replica.log_end_offset] + [(next_epoch, replica.log_end_offset)]
+    return epochs
+
+
+def truncate(leader: Replica, follower: Replica, leader_epochs: list[tuple[int, int]]) -> tuple[int, list[Round]]:
+    """The OffsetsForLeaderEpoch rounds until truncation completes; returns the follower's final LEO."""
+    epochs = list(follower.epochs)
+    leo = follower.log_end_offset
+    rounds: list[Round] = []
+    for _ in range(64):
+        request = epochs[-1][0] if epochs else UNDEFINED
+        resp_epoch, resp_end = end_offset_for(leader_epochs, request, leader.log_end_offset)
+        before = leo
+        if resp_end == UNDEFINED:
+            target, done = min(follower.high_watermark, leo), True
+        else:
+            mine = end_offset_for(epochs, resp_epoch, leo)
+            if mine[0] == UNDEFINED:
+                target, done = min(resp_end, leo), True
+            elif mine[0] != resp_epoch:
+                target, done = min(mine[1], leo), False
+            else:
+                target, done = min(mine[1], resp_end, leo), True
+        leo = min(leo, target)
+        epochs = [e for e in epochs if e[1] < leo]
+        rounds.append(Round(request, resp_epoch, resp_end, before, target, done, list(epochs)))
+        if done:
+            break
+    return leo, rounds
+
+
+def analyse_pair(leader: Replica, follower: Replica, *, is_current_leader: bool, next_epoch: int | None) -> Pair:
+    """Divergence, truncation rounds and lost batches for one (candidate leader, follower) pair."""
+    by_epoch, by_crc, relation = divergence(leader, follower)
+    leader_epochs = as_leader(leader, None if is_current_leader else next_epoch)
+    offset, rounds = truncate(leader, follower, leader_epochs)
+    lost = [b for b in follower.batches if b.last_offset >= offset]
+    on_leader = {(b.base_offset, b.last_offset, b.crc) for b in leader.batches}
+    return Pair(leader.broker, follower.broker, by_epoch, by_crc, relation, offset, rounds, lost,
+                [(b.base_offset, b.last_offset, b.crc) in on_leader for b in lost])
+
+
+def analyse_election(old_leader: Replica, candidate: Replica, *, isr: list[int], old_hw: int) -> Election:
+    """Which of the old leader's batches the candidate lacks, below and above the old high watermark."""
+    have = {(b.base_offset, b.last_offset, b.crc) for b in candidate.batches}
+    missing = [b for b in old_leader.batches if (b.base_offset, b.last_offset, b.crc) not in have]
+    return Election(candidate.broker, candidate.broker in isr,
+                    [b for b in missing if b.last_offset < old_hw], [b for b in missing if b.last_offset >= old_hw])
