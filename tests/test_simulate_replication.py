@@ -215,3 +215,22 @@ def test_hw_rules_hold_in_every_mode(data: st.DataObject, mode: str) -> None:
     violations = _run_random(data, mode, unclean=True, flush_loss=True)
     bad = [v for v in violations if v.rule in ("leader-hw-decreased", "hw-above-leo")]
     assert not bad, [(v.step, v.rule, v.message) for v in bad]
+
+
+@pytest.mark.parametrize("suffix", ["svg", "png"])
+def test_plot_shows_the_kip101_loss(tmp_path, suffix: str) -> None:
+    from typer.testing import CliRunner
+
+    from kafkatool.cli import app
+
+    scenario = shared_dir("replication") / "kip101-s1-hw-truncation-loss.json"
+    out = tmp_path / f"kip101.{suffix}"
+    result = CliRunner().invoke(app, ["simulate-replication", "--plot", str(out), str(scenario)])
+    assert result.exit_code in (0, 1), result.stderr
+    data = out.read_bytes()
+    if suffix == "svg":
+        assert b"<svg" in data[:2000] and b"LOST" in data
+    else:
+        assert data.startswith(b"\x89PNG")
+    bad = CliRunner().invoke(app, ["simulate-replication", "--plot", str(tmp_path / "x.gif"), str(scenario)])
+    assert bad.exit_code == 2

@@ -14,7 +14,9 @@ from kafkatool.commands.replica_sets import analyse, parse_replicas
 from kafkatool.engine.replication import RunResult, ScenarioError, compare_steps, run
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
+from kafkatool.render.plot import plot_timeline
 from kafkatool.render.replication_report import render_replica_set, render_replication
+from kafkatool.writing.atomic import write_atomic
 
 
 class ReplicationFormat(StrEnum):
@@ -126,6 +128,9 @@ def command(
     = None,
     now: Annotated[int | None, typer.Option("--now", metavar="MS",
                                             help="Real data: the clock for loading the replicas.")] = None,
+    plot: Annotated[str | None, typer.Option(
+        "--plot", metavar="FILE.svg|png", help="Scenario mode: draw LEO and HW per replica over the events "
+                                               "(needs the plot extra: matplotlib).")] = None,
 ) -> None:
     """Step one partition's leader and followers through a scenario, or compare real replicas' log dirs:
     HW, ISR, divergence, truncation, losses."""
@@ -143,6 +148,9 @@ def command(
             where = "$" if err.event_index is None else f"$.events[{err.event_index}]"
             raise ScenarioFormatError(str(path), where, str(err)) from None
         doc = build_document(scenario, result, name=path.stem)
+        if plot is not None:
+            target = Path(plot)
+            write_atomic(target, plot_timeline(doc, target.suffix.lstrip(".").lower()))
         render_replication(doc, fmt.value)
         bad = doc["differences"] or doc["violations"] or doc["final"]["acknowledged_lost"]
         return int(ExitCode.DEFECTS if bad else ExitCode.CLEAN)
