@@ -18,11 +18,15 @@ FIXTURES = sorted(p for p in (REPO / "fixtures").iterdir() if p.is_dir())
 def test_check_matches_the_declared_findings(fixture: Path) -> None:
     expect = fixture / "expect.json"
     assert expect.is_file(), f"{fixture.name} has no expect.json"
-    result = CliRunner().invoke(app, ["check", "--expect", str(expect), str(fixture)])
-    assert result.exit_code == 0, result.stderr
-    declared = json.loads(expect.read_text())["findings"]
+    doc = json.loads(expect.read_text())
+    # A fixture of several brokers names its log dirs: each is one broker's, checked on its own.
+    for target in [fixture / d for d in doc.get("log_dirs", [])] or [fixture]:
+        result = CliRunner().invoke(app, ["check", "--expect", str(expect), str(target)])
+        assert result.exit_code == 0, result.stderr
+    declared = doc["findings"]
     damaged = "clean" not in fixture.name and fixture.name not in (
-        "demo", "follower", "idempotent-epoch-bump", "leader-epochs", "multi-partition", "txn-commit-abort-hanging")
+        "demo", "follower", "idempotent-epoch-bump", "leader-epochs", "multi-partition", "txn-commit-abort-hanging",
+        "replica-set")
     assert bool(declared) == damaged, "damaged fixtures declare their damage; healthy ones declare none"
 
 

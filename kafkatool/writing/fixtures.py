@@ -642,6 +642,59 @@ def _demo() -> Tree:
     return LogDir([w]).files()
 
 
+REPLICA_SET_BROKERS = (1, 2, 3)
+
+
+def replica_set_story() -> tuple[dict[int, PartitionWriter], dict[str, list[Appended]]]:
+    """Three replicas of ``orders-0`` after a KIP-101-style failover (built by :func:`_replica_set`).
+
+    Epoch 0, leader 1: batches ``common`` reach every replica, ``lagging`` only brokers 1 and 2, ``orphan``
+    only broker 1. Broker 1 fails; broker 2 is elected (epoch 1, ISR [2, 3]) and writes ``new``. Returns the
+    writers by broker and the appended batches by group, so a test knows the answers by construction.
+    """
+    config = TopicConfig(segment_bytes=4096, index_interval_bytes=512)
+    writers = {b: PartitionWriter("orders", 0, config=config) for b in REPLICA_SET_BROKERS}
+    groups: dict[str, list[Appended]] = {"common": [], "lagging": [], "orphan": [], "new": []}
+
+    def append(brokers: tuple[int, ...], group: str, seed: int, epoch: int) -> None:
+        values = [text_value(seed * 5 + j, 4 + (seed + j) % 5) for j in range(1 + seed % 3)]
+        results = [writers[b].append(values, leader_epoch=epoch) for b in brokers]
+        first = results[0]
+        assert first is not None and all(r is not None and r.base_offset == first.base_offset for r in results)
+        groups[group].append(first)
+
+    for seed in range(8):
+        append((1, 2, 3), "common", seed, 0)
+    for seed in range(8, 12):
+        append((1, 2), "lagging", seed, 0)
+    for seed in range(12, 14):
+        append((1,), "orphan", seed, 0)
+    # Broker 2's writer must skip the clock ticks broker 1 spent on the orphan batches: a new leader's
+    # batches get their own timestamps, which is what makes them differ.
+    for seed in range(14, 17):
+        append((2,), "new", seed, 1)
+    for b, w in writers.items():
+        w.close(high_watermark={1: groups["lagging"][-1].last_offset + 1, 2: w.log_end_offset,
+                                3: w.log_end_offset}[b])
+    return writers, groups
+
+
+@_scenario("replica-set", "three brokers' log dirs of one partition after a failover: broker 1 holds two epoch-0 "
+           "batches nobody else has, broker 2 (the new leader, epoch 1) wrote over them, broker 3 lags behind "
+           "(inputs for simulate-replication --replica)")
+def _replica_set() -> Tree:
+    writers, _ = replica_set_story()
+    tree: Tree = {}
+    for broker, w in writers.items():
+        for name, data in LogDir([w]).files().items():
+            if name == META_PROPERTIES:
+                data = meta_properties.build_meta_properties(
+                    {"node.id": str(broker), "directory.id": DIRECTORY_ID, "version": "1", "cluster.id": CLUSTER_ID},
+                    ("#", META_DATE_COMMENT))
+            tree[f"broker-{broker}/{name}"] = data
+    return tree
+
+
 @_scenario("codecs-clean", "every codec (none, gzip, snappy, lz4, zstd), headers, null keys and values, "
            "idempotent and plain batches; clean shutdown")
 def _codecs_clean() -> Tree:
