@@ -92,18 +92,41 @@ def _managed(part: PartitionData) -> bool:
 
 def check_log_dir(data: LogDirData) -> list[Defect]:
     """Findings for one log dir (or a lone partition directory)."""
-    out: list[Defect] = list(data.defects)
-    has_dir_files = bool(data.checkpoints) or data.clean_shutdown is not None or (
-        data.meta_properties is not None and any(_managed(p) for p in data.partitions))
-    clean = data.clean_shutdown is not None
-    if has_dir_files:
-        out += _check_dir_files(data)
+    out = dir_findings(data)
     for part in data.partitions:
-        offsets = _offsets(data, part.topic_partition)
-        managed = _managed(part) and has_dir_files
-        out += check_partition(part, offsets, clean_shutdown=clean if managed else None,
-                               checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
-    out += _check_topic_ids(data.partitions)
+        out += partition_findings(data, part)
+    return out + dir_tail_findings(data)
+
+
+def _has_dir_files(data: LogDirData) -> bool:
+    return bool(data.checkpoints) or data.clean_shutdown is not None or (
+        data.meta_properties is not None and any(_managed(p) for p in data.partitions))
+
+
+def dir_findings(data: LogDirData) -> list[Defect]:
+    """The log-dir-level findings that come before the partitions' own.
+
+    Only light partition facts are used (topic-partition, state), so a parallel scan can pass partitions
+    stripped of their segments.
+    """
+    out: list[Defect] = list(data.defects)
+    if _has_dir_files(data):
+        out += _check_dir_files(data)
+    return out
+
+
+def partition_findings(data: LogDirData, part: PartitionData) -> list[Defect]:
+    """One partition's findings in the context of its log dir (checkpoints, clean-shutdown marker)."""
+    has_dir_files = _has_dir_files(data)
+    managed = _managed(part) and has_dir_files
+    return check_partition(part, _offsets(data, part.topic_partition),
+                           clean_shutdown=(data.clean_shutdown is not None) if managed else None,
+                           checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
+
+
+def dir_tail_findings(data: LogDirData) -> list[Defect]:
+    """The log-dir-level findings that come after the partitions' own (topic ids, unknown files)."""
+    out = _check_topic_ids(data.partitions)
     for name in data.unknown_files:
         out.append(_d("unknown-file", name, "not a file Kafka writes in a log dir", "info"))
     return out
