@@ -136,6 +136,30 @@ def read_partition(directory: Path, label: str) -> PartitionData:
 
 def read_log_dir(path: str | Path) -> LogDirData:
     """Read a log dir, or a single partition directory (then the log-dir files are simply absent)."""
+    data, partition_dirs = read_log_dir_files(path)
+    data.partitions = [read_partition(p, p.name) for p in partition_dirs]
+    return data
+
+
+def is_log_dir(root: Path) -> bool:
+    """Whether ``root`` is a broker log dir or a partition directory (what :func:`read_log_dir` accepts)."""
+    if not root.is_dir():
+        return False
+    if looks_like_partition_dir(root) and parse_partition_dir(root.name):
+        return True
+    try:
+        children = list_dir(root)
+    except UnreadableInputError:
+        return False
+    return any((p.is_dir() and parse_partition_dir(p.name)) or (p.name in LOG_DIR_LEVEL and p.is_file())
+               for p in children)
+
+
+def read_log_dir_files(path: str | Path) -> tuple[LogDirData, list[Path]]:
+    """A log dir's own files (checkpoints, ``meta.properties``, marker) and its partition directories, unread.
+
+    A partition directory given alone comes back as a log dir without files holding just itself.
+    """
     root = Path(path)
     if not root.exists():
         raise UnreadableInputError(str(path), "no such file or directory")
@@ -143,13 +167,13 @@ def read_log_dir(path: str | Path) -> LogDirData:
         raise UnreadableInputError(str(path), "not a directory (check takes a log dir or a partition directory)")
     data = LogDirData(str(path))
     if looks_like_partition_dir(root) and parse_partition_dir(root.name):
-        data.partitions.append(read_partition(root, root.name))
-        return data
+        return data, [root]
     found_any = False
+    partition_dirs: list[Path] = []
     for p in list_dir(root):
         if p.is_dir():
             if parse_partition_dir(p.name):
-                data.partitions.append(read_partition(p, p.name))
+                partition_dirs.append(p)
                 found_any = True
             continue
         found_any |= p.name in LOG_DIR_LEVEL
@@ -172,7 +196,7 @@ def read_log_dir(path: str | Path) -> LogDirData:
             data.unknown_files.append(p.name)
     if not found_any:
         raise UnreadableInputError(str(path), "holds no Kafka log dir or partition files")
-    return data
+    return data, partition_dirs
 
 
 def partition_with_high_watermark(directory: Path) -> tuple[PartitionData, int | None]:
