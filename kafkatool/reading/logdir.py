@@ -39,6 +39,7 @@ from kafkatool.schema.filenames import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     META_PROPERTIES,
+    PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     FileKind,
@@ -134,6 +135,27 @@ def read_partition(directory: Path, label: str) -> PartitionData:
     return part
 
 
+def read_partition_light(directory: Path, label: str) -> PartitionData:
+    """A partition directory's identity only (name, state, ``partition.metadata``): what log-dir-level checks
+    need, without reading segments."""
+    parsed = parse_partition_dir(directory.name)
+    part = PartitionData(label, parsed[0] if parsed else None, parsed[1] if parsed else "")
+    meta = directory / PARTITION_METADATA
+    if meta.is_file():
+        part.partition_metadata = _decode(part.defects, f"{label}/{meta.name}",  # type: ignore[assignment]
+                                          "partition-metadata-decode", partition_metadata.parse_partition_metadata,
+                                          read_bytes(meta))
+    return part
+
+
+def read_log_dir_shell(path: str | Path) -> tuple[LogDirData, list[Path]]:
+    """A log dir's own files with its partitions read light (see :func:`read_partition_light`), and the
+    partition directories to read in full."""
+    data, partition_dirs = read_log_dir_files(path)
+    data.partitions = [read_partition_light(p, p.name) for p in partition_dirs]
+    return data, partition_dirs
+
+
 def read_log_dir(path: str | Path) -> LogDirData:
     """Read a log dir, or a single partition directory (then the log-dir files are simply absent)."""
     data, partition_dirs = read_log_dir_files(path)
@@ -145,14 +167,24 @@ def is_log_dir(root: Path) -> bool:
     """Whether ``root`` is a broker log dir or a partition directory (what :func:`read_log_dir` accepts)."""
     if not root.is_dir():
         return False
-    if looks_like_partition_dir(root) and parse_partition_dir(root.name):
+    if parse_partition_dir(root.name) and _holds_kafka_files(root):
         return True
     try:
         children = list_dir(root)
     except UnreadableInputError:
         return False
-    return any((p.is_dir() and parse_partition_dir(p.name)) or (p.name in LOG_DIR_LEVEL and p.is_file())
+    # A partition-named folder counts only if it holds Kafka files (a folder of DumpLogSegments text output
+    # named after a partition is not a log dir).
+    return any((p.name in LOG_DIR_LEVEL and p.is_file()) or
+               (p.is_dir() and parse_partition_dir(p.name) is not None and _holds_kafka_files(p))
                for p in children)
+
+
+def _holds_kafka_files(directory: Path) -> bool:
+    try:
+        return any(classify(p.name) is not FileKind.UNKNOWN for p in list_dir(directory))
+    except UnreadableInputError:
+        return False
 
 
 def read_log_dir_files(path: str | Path) -> tuple[LogDirData, list[Path]]:

@@ -1,7 +1,10 @@
 """The dependency direction of DEVELOPERS' layers, enforced on every import in the package.
 
 errors/model -> schema -> reading/writing -> engine -> render -> commands -> cli; the fleet pipeline
-depends only on reading and model. Only render imports rich; only reading/writing open files.
+(Spark and local engines) depends only on reading and model, plus the pure engines whose output its
+``producers`` and ``findings`` tables are (a second implementation of check or replay would be worse than
+the import), and writing for its Parquet output. Commands may import fleet; nothing else does.
+Only render imports rich; only reading/writing open files.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "kafkatool"
 
 RANK = {"errors": 0, "model": 0, "schema": 1, "reading": 2, "writing": 2, "engine": 3, "render": 4,
-        "commands": 5, "cli": 6, "__main__": 7, "__init__": 0}
+        "commands": 5, "cli": 6, "__main__": 7, "__init__": 0, "fleet": 4}
 # Layers a module may import besides those of lower rank.
-EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "writing"}}
+EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "writing", "engine"}}
 # Layers that may never be imported by the given layer, whatever the rank.
 FORBIDDEN: dict[str, set[str]] = {"engine": {"reading", "writing"}}
 

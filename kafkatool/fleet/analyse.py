@@ -1,0 +1,163 @@
+"""Per-partition and per-log-dir analysis for the fleet scan: the ``partitions``, ``producers`` and ``findings``
+rows, as plain dicts (the engines turn them into Arrow).
+
+Findings are exactly ``kafkatool check``'s for each log dir (same engine functions, ``engine.check``), plus
+the replay anomalies of ``replay-producers`` (``source`` = ``replay``). Producer rows are the state after a
+full replay of the partition, as ``replay-producers`` computes it (``engine.replay``, Kafka's
+``ProducerStateManager``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafkatool.engine.check import (
+    check_broker_identity,
+    dir_findings,
+    dir_tail_findings,
+    partition_findings,
+)
+from kafkatool.engine.replay import ReplayError, replay
+from kafkatool.errors import KafkatoolError
+from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
+from kafkatool.reading.logdir import read_log_dir_shell, read_partition
+from kafkatool.schema.filenames import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+
+PARTITION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("log_dir", "string"), ("directory", "string"), ("topic", "string"), ("partition", "int32"),
+    ("state", "string"), ("topic_id", "string"), ("segments", "int32"), ("size_bytes", "int64"),
+    ("first_offset", "int64"), ("log_end_offset", "int64"), ("recovery_point", "int64"),
+    ("high_watermark", "int64"), ("log_start_offset_checkpoint", "int64"), ("latest_leader_epoch", "int32"),
+    ("latest_epoch_start_offset", "int64"), ("snapshots", "int32"), ("latest_snapshot_offset", "int64"),
+    ("batches", "int64"), ("records", "int64"), ("invalid_crc_batches", "int64"), ("producers", "int32"),
+    ("open_transactions", "int32"), ("first_unstable_offset", "int64"), ("errors", "int32"),
+    ("warnings", "int32"), ("infos", "int32"),
+)
+PRODUCER_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("log_dir", "string"), ("topic", "string"), ("partition", "int32"), ("producer_id", "int64"),
+    ("producer_epoch", "int16"), ("first_sequence", "int32"), ("last_sequence", "int32"),
+    ("last_offset", "int64"), ("last_timestamp", "int64"), ("coordinator_epoch", "int32"),
+    ("current_txn_first_offset", "int64"),
+)
+FINDING_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("log_dir", "string"), ("topic", "string"), ("partition", "int32"), ("source", "string"),
+    ("severity", "string"), ("code", "string"), ("file", "string"), ("position", "int64"), ("field", "string"),
+    ("reason", "string"),
+)
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass
+class Analysis:
+    """What one unit of analysis produced: at most one partition row, producer rows, finding rows."""
+
+    partition: dict[str, Any] | None = None
+    producers: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def finding_row(log_dir: str, part: PartitionData | None, d: Defect, source: str = "check") -> dict[str, Any]:
+    """One finding, located in its log dir and partition (``None`` for log-dir-level findings)."""
+    tp = part.topic_partition if part is not None else None
+    return {"log_dir": log_dir, "topic": tp.topic if tp else None, "partition": tp.partition if tp else None,
+            "source": source, "severity": d.severity, "code": d.code, "file": d.file, "position": d.position,
+            "field": d.field, "reason": d.reason}
+
+
+def _nonneg(value: int) -> int | None:
+    return None if value < 0 else value
+
+
+def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
+    cp = data.checkpoints.get(name)
+    return None if cp is None or part.topic_partition is None else cp.get(part.topic_partition)
+
+
+def analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
+    """Read one partition in full (its log dir's own files for context) and build its rows."""
+    data, _ = read_log_dir_shell(log_dir)
+    directory = Path(partition_dir)
+    part = read_partition(directory, directory.name)
+    tp = part.topic_partition
+    out = Analysis()
+    defects = partition_findings(data, part)
+    out.findings = [finding_row(log_dir, part, d) for d in defects]
+    producers: list[dict[str, Any]] = []
+    open_txns, first_unstable = 0, None
+    try:
+        result = replay(part)
+    except ReplayError:
+        result = None
+    if result is not None:
+        manager = result.manager
+        for e in manager.snapshot_entries():
+            producers.append({
+                "log_dir": log_dir, "topic": tp.topic if tp else None, "partition": tp.partition if tp else None,
+                "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
+                "first_sequence": _nonneg(e.first_sequence) if e.last_sequence >= 0 else None,
+                "last_sequence": _nonneg(e.last_sequence), "last_offset": _nonneg(e.last_offset),
+                "last_timestamp": _nonneg(e.timestamp), "coordinator_epoch": _nonneg(e.coordinator_epoch),
+                "current_txn_first_offset": _nonneg(e.current_txn_first_offset)})
+        open_txns = len(manager.ongoing)
+        first_unstable = manager.first_unstable_offset()
+        out.findings += [finding_row(log_dir, part, Defect(a.code, part.directory, a.position, f"offset {a.offset}",
+                                                           a.message, a.severity), "replay")
+                         for a in result.anomalies]
+    out.producers = producers
+    entries = [e for seg in part.segments for e in seg.entries]
+    epochs = part.leader_epochs or []
+    snaps = [s for s in part.snapshots if s.snapshot is not None]
+    counts = defaultdict(int)
+    for d in defects:
+        counts[d.severity] += 1
+    out.partition = {
+        "log_dir": log_dir, "directory": part.directory, "topic": tp.topic if tp else None,
+        "partition": tp.partition if tp else None, "state": part.state or None,
+        "topic_id": part.partition_metadata.topic_id if part.partition_metadata else None,
+        "segments": len(part.segments), "size_bytes": sum(seg.log_size for seg in part.segments),
+        "first_offset": part.segments[0].base_offset if part.segments else None,
+        "log_end_offset": part.log_end_offset,
+        "recovery_point": _checkpoint(data, RECOVERY_POINT_CHECKPOINT, part),
+        "high_watermark": _checkpoint(data, REPLICATION_OFFSET_CHECKPOINT, part),
+        "log_start_offset_checkpoint": _checkpoint(data, LOG_START_OFFSET_CHECKPOINT, part),
+        "latest_leader_epoch": epochs[-1].epoch if epochs else None,
+        "latest_epoch_start_offset": epochs[-1].start_offset if epochs else None,
+        "snapshots": len(part.snapshots), "latest_snapshot_offset": snaps[-1].offset if snaps else None,
+        "batches": len(entries),
+        "records": sum(e.records_count if isinstance(e, RecordBatch) else e.last_offset - e.base_offset + 1
+                       for e in entries),
+        "invalid_crc_batches": sum(1 for e in entries if e.crc_valid is False),
+        "producers": len(producers), "open_transactions": open_txns, "first_unstable_offset": first_unstable,
+        "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
+    }
+    return out
+
+
+def analyse_log_dir(log_dir: str) -> Analysis:
+    """The log-dir-level findings of ``check`` (those before and after the partitions' own)."""
+    data, _ = read_log_dir_shell(log_dir)
+    return Analysis(findings=[finding_row(log_dir, None, d) for d in dir_findings(data) + dir_tail_findings(data)])
+
+
+def broker_findings(log_dirs: list[str]) -> list[dict[str, Any]]:
+    """Cross-log-dir findings within each broker (log dirs grouped by cluster id and node id)."""
+    groups: dict[tuple[str, int], list[LogDirData]] = defaultdict(list)
+    for path in log_dirs:
+        try:
+            data, _ = read_log_dir_shell(path)
+        except KafkatoolError:
+            continue
+        if data.meta_properties is not None and data.meta_properties.node_id is not None:
+            groups[(data.meta_properties.cluster_id or "", data.meta_properties.node_id)].append(data)
+    out = []
+    for dirs in groups.values():
+        for d in check_broker_identity(dirs):
+            out.append(finding_row(",".join(x.path for x in dirs), None, d))
+    return out

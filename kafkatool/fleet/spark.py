@@ -1,0 +1,217 @@
+"""The Spark engine: PySpark Python Data Sources over broker log dirs, reusing the same reading code.
+
+``kafka-segments`` is the batches table: its input partitions are segments and byte ranges of large segments
+(cut at ``.index`` positions confirmed by a CRC-checked header test, :mod:`kafkatool.reading.batch_scan`),
+grouped by size, and ``read`` yields Arrow record batches. ``kafka-partitions``, ``kafka-producers`` and
+``kafka-findings`` are the other three tables, one task per partition and per log dir. Any Spark program can use
+them once :func:`register` has run::
+
+    spark.read.format("kafka-segments").load("/data/brokers").where("NOT crc_valid").show()
+
+``kafkatool scan --engine spark`` reads the three per-partition tables through one internal source
+(``kafka-analysis``, all three tables' columns side by side with a ``table`` column), cached, so each partition
+is analysed once. Executors open the files themselves: every executor must see the log dirs at the same path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition, broker_findings
+from kafkatool.fleet.plan import DEFAULT_CHUNK_BYTES, Plan, balance, make_plan
+from kafkatool.fleet.tables import COLUMNS, batches_arrow, columns_ddl, columns_schema, ddl, rows_arrow
+from kafkatool.reading.batch_scan import SegmentRange, scan_range
+
+ANALYSIS_TABLES = ("partitions", "producers", "findings")
+
+
+class SplitMismatchError(RuntimeError):
+    """A range's batch chain did not land on the next range's start: a cut was not a true batch start."""
+
+
+def _wide_columns() -> list[tuple[str, str]]:
+    cols: dict[str, str] = {"table": "string"}
+    for table in ANALYSIS_TABLES:
+        for name, kind in COLUMNS[table]:
+            if cols.setdefault(name, kind) != kind:
+                raise TypeError(f"column {name} has two types across the analysis tables")
+    return list(cols.items())
+
+
+WIDE_COLUMNS = _wide_columns()
+WIDE_SCHEMA = columns_schema(WIDE_COLUMNS)
+
+
+def _paths(options: dict[str, str]) -> list[str]:
+    if "paths" in options:
+        return list(json.loads(options["paths"]))
+    if "path" in options:
+        return [options["path"]]
+    raise ValueError("give the log dirs with .load(path) or .option('paths', json.dumps([...]))")
+
+
+def _plan(options: dict[str, str]) -> Plan:
+    chunk = int(options.get("chunkBytes", DEFAULT_CHUNK_BYTES))
+    return make_plan(_paths(options), chunk_bytes=chunk)
+
+
+def _groups(sizes: list[int], options: dict[str, str], default: int) -> list[list[int]]:
+    return balance(sizes, int(options.get("numPartitions", default)))
+
+
+class _SegmentsReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = dict(options)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        plan = _plan(self.options)
+        ranges = plan.ranges
+        groups = _groups([r.size for r in ranges], self.options, max(1, len(ranges)))
+        return [InputPartition([ranges[i] for i in group]) for group in groups]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        units: list[SegmentRange] = partition.value
+        for unit in units:
+            cols = scan_range(unit)
+            if unit.stop is not None and cols.landing != unit.stop:
+                raise SplitMismatchError(f"{unit.path}: the batches from byte {unit.start} end at {cols.landing}, "
+                                         f"not at the next range's start {unit.stop}")
+            yield batches_arrow(cols)
+
+
+class SegmentsSource(DataSource):
+    """``kafka-segments``: one row per batch of every segment under the given paths."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafka-segments"
+
+    def schema(self) -> str:
+        return ddl("batches")
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _SegmentsReader(self.options)
+
+
+def _analysis_units(plan: Plan) -> list[tuple[str, Any, int]]:
+    units: list[tuple[str, Any, int]] = [("partition", p, p.size) for p in plan.partitions]
+    units += [("log_dir", d, 0) for d in plan.log_dirs]
+    units.append(("brokers", plan.log_dirs, 0))
+    return units
+
+
+def _analyse(unit: tuple[str, Any, int]) -> Analysis:
+    kind, value, _ = unit
+    if kind == "partition":
+        return analyse_partition(value.log_dir, value.directory)
+    if kind == "log_dir":
+        return analyse_log_dir(value)
+    return Analysis(findings=broker_findings(value))
+
+
+class _AnalysisReader(DataSourceReader):
+    def __init__(self, options: dict[str, str], table: str | None) -> None:
+        self.options = dict(options)
+        self.table = table
+
+    def partitions(self) -> Sequence[InputPartition]:
+        units = _analysis_units(_plan(self.options))
+        groups = _groups([u[2] for u in units], self.options, max(1, len(units)))
+        return [InputPartition([units[i] for i in group]) for group in groups]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        for unit in partition.value:
+            result = _analyse(unit)
+            rows = {"partitions": [result.partition] if result.partition else [], "producers": result.producers,
+                    "findings": result.findings}
+            if self.table is not None:
+                yield rows_arrow(self.table, rows[self.table])
+                continue
+            wide = [{"table": table, **row} for table in ANALYSIS_TABLES for row in rows[table]]
+            sch = WIDE_SCHEMA
+            yield pa.RecordBatch.from_arrays([pa.array([r.get(f.name) for r in wide], f.type) for f in sch],
+                                             schema=sch)
+
+
+def _table_source(table: str) -> type[DataSource]:
+    class _Source(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return f"kafka-{table}"
+
+        def schema(self) -> str:
+            return ddl(table)
+
+        def reader(self, schema: Any) -> DataSourceReader:
+            return _AnalysisReader(self.options, table)
+
+    _Source.__name__ = _Source.__qualname__ = f"{table.capitalize()}Source"
+    _Source.__doc__ = f"``kafka-{table}``: the scan's {table} table."
+    return _Source
+
+
+PartitionsSource = _table_source("partitions")
+ProducersSource = _table_source("producers")
+FindingsSource = _table_source("findings")
+
+
+class AnalysisSource(DataSource):
+    """``kafka-analysis``: the partitions, producers and findings rows side by side (``table`` tells which)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafka-analysis"
+
+    def schema(self) -> str:
+        return columns_ddl(WIDE_COLUMNS)
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _AnalysisReader(self.options, None)
+
+
+SOURCES: tuple[type[DataSource], ...] = (SegmentsSource, PartitionsSource, ProducersSource, FindingsSource,
+                                         AnalysisSource)
+
+
+def register(spark: Any) -> None:
+    """Make the ``kafka-*`` formats available in ``spark``."""
+    for source in SOURCES:
+        spark.dataSource.register(source)
+
+
+def session(master: str = "local[*]", app_name: str = "kafkatool-scan") -> Any:
+    """A Spark session with the ``kafka-*`` sources registered; Python workers run this interpreter."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName(app_name)
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+             .config("spark.sql.shuffle.partitions", "4")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                partitions: int | None = None) -> dict[str, Any]:
+    """The four tables as DataFrames (the per-partition three from one cached analysis)."""
+    options = {"paths": json.dumps(paths), "chunkBytes": str(chunk_bytes)}
+    if partitions is not None:
+        options["numPartitions"] = str(partitions)
+    batches = spark.read.format("kafka-segments").options(**options).load()
+    wide = spark.read.format("kafka-analysis").options(**options).load().cache()
+    out = {"batches": batches}
+    for table in ANALYSIS_TABLES:
+        out[table] = wide.where(wide["table"] == table).select(*[name for name, _ in COLUMNS[table]])
+    return out

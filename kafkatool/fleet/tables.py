@@ -1,0 +1,80 @@
+"""The scan's four tables as Arrow: one schema per table, built from the column lists of the modules that
+make the rows (``reading.batch_scan`` for batches, ``fleet.analyse`` for the rest), and the DDL strings the
+Spark Data Sources declare. One declaration, three uses (local Parquet, Spark schema, tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from kafkatool.fleet.analyse import FINDING_COLUMNS, PARTITION_COLUMNS, PRODUCER_COLUMNS, Analysis
+from kafkatool.reading.batch_scan import BATCH_COLUMNS, BatchColumns
+
+_ARROW = {"string": pa.string(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
+          "int64": pa.int64(), "bool": pa.bool_()}
+_DDL = {"string": "STRING", "int8": "TINYINT", "int16": "SMALLINT", "int32": "INT", "int64": "BIGINT",
+        "bool": "BOOLEAN"}
+
+COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "batches": BATCH_COLUMNS, "partitions": PARTITION_COLUMNS, "producers": PRODUCER_COLUMNS,
+    "findings": FINDING_COLUMNS,
+}
+TABLES = tuple(COLUMNS)
+# The order rows are compared and summarised in (the engines may write them in any order).
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "batches": ("log_dir", "topic", "partition", "segment", "position"),
+    "partitions": ("log_dir", "directory"),
+    "producers": ("log_dir", "topic", "partition", "producer_id"),
+    "findings": ("log_dir", "topic", "partition", "source", "file", "position", "code", "field", "reason"),
+}
+
+
+def columns_schema(columns: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> pa.Schema:
+    """An Arrow schema from ``(name, kind)`` pairs."""
+    return pa.schema([(name, _ARROW[kind]) for name, kind in columns])
+
+
+def columns_ddl(columns: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> str:
+    """A Spark DDL string from ``(name, kind)`` pairs."""
+    return ", ".join(f"`{name}` {_DDL[kind]}" for name, kind in columns)
+
+
+def schema(table: str) -> pa.Schema:
+    """The Arrow schema of ``table``."""
+    return columns_schema(COLUMNS[table])
+
+
+def ddl(table: str) -> str:
+    """The Spark DDL of ``table``."""
+    return columns_ddl(COLUMNS[table])
+
+
+def batches_arrow(cols: BatchColumns) -> pa.RecordBatch:
+    """A range's batch rows as one Arrow record batch."""
+    sch = schema("batches")
+    return pa.RecordBatch.from_arrays([pa.array(cols.columns[f.name], f.type) for f in sch], schema=sch)
+
+
+def rows_arrow(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    """Dict rows of ``table`` as one Arrow record batch."""
+    sch = schema(table)
+    return pa.RecordBatch.from_arrays([pa.array([r[f.name] for r in rows], f.type) for f in sch], schema=sch)
+
+
+def analysis_arrow(results: list[Analysis]) -> dict[str, pa.RecordBatch]:
+    """The partitions, producers and findings rows of several analyses, one record batch per table."""
+    return {
+        "partitions": rows_arrow("partitions", [r.partition for r in results if r.partition is not None]),
+        "producers": rows_arrow("producers", [p for r in results for p in r.producers]),
+        "findings": rows_arrow("findings", [f for r in results for f in r.findings]),
+    }
+
+
+def sorted_rows(table: pa.Table, name: str) -> list[dict[str, Any]]:
+    """A table's rows as dicts in :data:`SORT_KEYS` order (nulls first), for comparison and summaries."""
+    rows = table.to_pylist()
+    keys = SORT_KEYS[name]
+    rows.sort(key=lambda r: tuple((r[k] is not None, r[k] if r[k] is not None else 0) for k in keys))
+    return rows

@@ -1,0 +1,196 @@
+"""One row per batch of a segment, or of a byte range of it, as plain column lists: the fleet scan's core.
+
+The same code serves ``scan``'s local engine and its Spark Data Source, so both produce the same table.
+A range ``[start, stop)`` holds the batches that *start* in it; the walk may read past ``stop`` to finish the
+last one. The range's ``landing`` (where the chain of batches crosses ``stop``) lets the caller check that
+consecutive ranges meet exactly (see :func:`split_points`).
+
+Split points come from the segment's ``.index`` (Kafka's entries are exact batch starts), each confirmed
+by the same header test the resilient walker uses to resynchronise: cheap header checks on three chained
+headers, then the candidate's CRC. An index that is missing, stale or zero-filled simply yields fewer cuts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafkatool.errors import DecodeError
+from kafkatool.model import Defect, LegacyBatch, RecordBatch
+from kafkatool.reading.files import mapped, read_bytes
+from kafkatool.reading.siblings import exists
+from kafkatool.schema import legacy, offset_index
+from kafkatool.schema import record_batch as rb
+from kafkatool.schema.control import parse_control_record
+from kafkatool.schema.filenames import offset_from_name
+from kafkatool.schema.log_segment import walk_log
+
+# The batch table's columns, in order, with their Arrow types (the fleet layer builds its schema from this).
+BATCH_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("log_dir", "string"), ("topic", "string"), ("partition", "int32"), ("segment", "string"),
+    ("position", "int64"), ("base_offset", "int64"), ("last_offset", "int64"), ("size", "int32"),
+    ("magic", "int8"), ("codec", "string"), ("crc", "int64"), ("crc_valid", "bool"),
+    ("leader_epoch", "int32"), ("producer_id", "int64"), ("producer_epoch", "int16"),
+    ("base_sequence", "int32"), ("last_sequence", "int32"), ("transactional", "bool"), ("control", "bool"),
+    ("control_type", "string"), ("timestamp_type", "string"), ("first_timestamp", "int64"),
+    ("max_timestamp", "int64"), ("record_count", "int32"),
+)
+COLUMN_NAMES = tuple(name for name, _ in BATCH_COLUMNS)
+SORT_KEY = ("log_dir", "topic", "partition", "segment", "position")
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRange:
+    """A unit of scanning work: the batches of the segment at ``path`` starting in ``[start, stop)`` (``stop``
+    None: to the end of the file); ``size`` is the range's bytes, for balancing."""
+
+    log_dir: str
+    topic: str
+    partition: int
+    path: str
+    start: int = 0
+    stop: int | None = None
+    size: int = 0
+
+    @property
+    def segment(self) -> str:
+        """The segment's file name."""
+        return Path(self.path).name
+
+
+@dataclass
+class BatchColumns:
+    """Column lists in :data:`COLUMN_NAMES` order, plus where the range's chain landed past ``stop``."""
+
+    columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in COLUMN_NAMES})
+    landing: int | None = None
+    defects: list[Defect] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.columns["position"])
+
+
+def _none_if(value: int, sentinel: int = -1) -> int | None:
+    return None if value == sentinel else value
+
+
+def _control_type(buf: bytes | memoryview, batch: RecordBatch) -> str | None:
+    try:
+        records = rb.decode_records(batch, rb.records_payload(buf, batch))
+    except DecodeError:
+        return None
+    if not records:
+        return None
+    try:
+        return parse_control_record(records[0].key, records[0].value).type_name
+    except DecodeError:
+        return None
+
+
+def _append(cols: dict[str, list[Any]], unit: SegmentRange, buf: bytes | memoryview,
+            e: RecordBatch | LegacyBatch) -> None:
+    v2 = isinstance(e, RecordBatch)
+    if not v2 and e.compression.label != "none" and e.records is None:
+        try:
+            e.records = legacy.inner_records(e)  # Kafka's baseOffset of a legacy wrapper is its first inner offset
+        except DecodeError:
+            e.records = None
+    values: tuple[Any, ...]
+    if v2:
+        control = e.is_control
+        values = (
+            unit.log_dir, unit.topic, unit.partition, unit.segment, e.position, e.base_offset, e.last_offset,
+            e.size_in_bytes, e.magic, e.compression.label, e.crc, e.crc_valid,
+            _none_if(e.partition_leader_epoch), _none_if(e.producer_id), _none_if(e.producer_epoch),
+            _none_if(e.base_sequence), _none_if(e.last_sequence), e.is_transactional, control,
+            _control_type(buf, e) if control else None, e.timestamp_type.label, e.base_timestamp,
+            e.max_timestamp, e.records_count,
+        )
+    else:
+        values = (
+            unit.log_dir, unit.topic, unit.partition, unit.segment, e.position, e.base_offset, e.last_offset,
+            e.size_in_bytes, e.magic, e.compression.label, e.crc, e.crc_valid, None, None, None, None, None,
+            False, False, None, e.timestamp_type.label, e.timestamp, e.max_timestamp, None,
+        )
+    for name, value in zip(COLUMN_NAMES, values, strict=True):
+        cols[name].append(value)
+
+
+def scan_range(unit: SegmentRange) -> BatchColumns:
+    """The batch rows of ``unit`` (CRC-checked, shallow)."""
+    out = BatchColumns()
+    with mapped(unit.path) as buf:
+        size = len(buf)
+        stop = size if unit.stop is None else min(unit.stop, size)
+        out.landing = size
+        for item in walk_log(buf, unit.path, start=unit.start):
+            if item.position is not None and item.position >= stop:
+                out.landing = item.position
+                break
+            if isinstance(item, Defect):
+                out.defects.append(item)
+                continue
+            _append(out.columns, unit, buf, item)
+    return out
+
+
+def _plausible_header(buf: bytes | memoryview, pos: int, size: int) -> int | None:
+    """The next position if a v2 batch header at ``pos`` passes the cheap checks, else ``None``."""
+    if pos + rb.HEADER_SIZE > size:
+        return None
+    batch = rb.parse_batch_header(buf, pos)
+    if batch.magic != rb.MAGIC or batch.batch_length < rb.BATCH_OVERHEAD or pos + batch.size_in_bytes > size:
+        return None
+    if batch.attributes & ~0x7F or batch.records_count < 0 or batch.last_offset_delta < batch.records_count - 1:
+        return None
+    if batch.partition_leader_epoch < -1 or batch.base_offset < 0:
+        return None
+    return pos + batch.size_in_bytes
+
+
+def confirmed_boundary(buf: bytes | memoryview, pos: int) -> bool:
+    """Whether ``pos`` is a batch start to trust: three chained plausible headers (or EOF), then a valid CRC."""
+    size = len(buf)
+    cur, last_offset = pos, -1
+    for _ in range(3):
+        if cur == size:
+            break
+        nxt = _plausible_header(buf, cur, size)
+        if nxt is None:
+            return False
+        base = rb.parse_batch_header(buf, cur).base_offset
+        if base <= last_offset:
+            return False
+        last_offset = base
+        cur = nxt
+    head = rb.parse_batch_header(buf, pos)
+    return rb.compute_crc(buf, pos, head.batch_length) == head.crc
+
+
+def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
+    """Byte positions at which to cut a segment into ranges of about ``chunk_bytes`` (always starting with 0).
+
+    Cuts are ``.index`` positions confirmed by :func:`confirmed_boundary`; a segment without a usable index
+    stays whole (the Spark and local engines then scan it in one task, which is still exact).
+    """
+    with mapped(log_path) as buf:
+        size = len(buf)
+        if size <= chunk_bytes:
+            return [0]
+        index_path = log_path.with_suffix(".index")
+        base = offset_from_name(log_path.name) or 0
+        if not exists(index_path):
+            return [0]
+        try:
+            index = offset_index.parse_offset_index(read_bytes(index_path), base)
+        except DecodeError:
+            return [0]
+        cuts = [0]
+        for entry in index.entries:
+            position = entry.position
+            if position >= size or position < cuts[-1] + chunk_bytes:
+                continue
+            if confirmed_boundary(buf, position):
+                cuts.append(position)
+        return cuts

@@ -1,0 +1,87 @@
+"""The scan's output directory: Parquet tables written into a staging directory beside the target and renamed
+into place at the end, so a reader never sees a half-written scan and a failed scan leaves nothing behind.
+
+``OUT/<table>/part-*.parquet`` for each table: a directory per table, as Spark writes them, so both engines
+produce the same layout and any Parquet reader (pyarrow, Spark, DuckDB) loads a table by its directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from kafkatool.errors import UsageError
+from kafkatool.writing.atomic import ensure_outside
+
+
+class TableOutput:
+    """A scan output directory being written; use as a context manager, then :meth:`commit`."""
+
+    def __init__(self, out: Path, inputs: Iterable[Path], *, force: bool = False) -> None:
+        self.out = Path(out)
+        ensure_outside(self.out, list(inputs))
+        if self.out.is_symlink():
+            raise UsageError(f"refusing to write {self.out}: it is a symbolic link")
+        if self.out.exists() and not force:
+            raise UsageError(f"refusing to write {self.out}: it already exists (use --force to replace it)")
+        if self.out.exists() and not self.out.is_dir():
+            raise UsageError(f"refusing to write {self.out}: it exists and is not a directory")
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".partial", dir=self.out.parent))
+        self._writers: dict[str, Any] = {}
+        self._committed = False
+
+    def table_dir(self, table: str) -> Path:
+        """The staging directory of ``table`` (created), for engines that write their own part files."""
+        path = self.staging / table
+        path.mkdir(exist_ok=True)
+        return path
+
+    def append(self, table: str, batch: Any) -> None:
+        """Append an Arrow record batch to ``table``'s single local part file."""
+        import pyarrow.parquet as pq
+
+        writer = self._writers.get(table)
+        if writer is None:
+            writer = pq.ParquetWriter(str(self.table_dir(table) / "part-00000.parquet"), batch.schema)
+            self._writers[table] = writer
+        if batch.num_rows:
+            writer.write_batch(batch)
+
+    def write_spark(self, table: str, frame: Any) -> None:
+        """Have Spark write DataFrame ``frame`` as ``table``'s part files (into the staging directory)."""
+        frame.write.mode("overwrite").parquet(str(self.staging / table))
+
+    def commit(self) -> None:
+        """Close the part files and move the finished scan into place (replacing an old one with --force)."""
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+        for leftover in self.staging.rglob("*"):
+            if (leftover.name.startswith(".") and leftover.name.endswith(".crc")) or leftover.name == "_SUCCESS":
+                leftover.unlink()  # Spark's checksum sidecars and marker: not part of the tables
+        old = None
+        if self.out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
+            os.rename(self.out, old / "previous")
+        os.rename(self.staging, self.out)
+        self._committed = True
+        if old is not None:
+            shutil.rmtree(old)
+
+    def __enter__(self) -> TableOutput:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if not self._committed:
+            for writer in self._writers.values():
+                with contextlib.suppress(Exception):  # cleaning up after a failure already being raised
+                    writer.close()
+            shutil.rmtree(self.staging, ignore_errors=True)
