@@ -7,7 +7,15 @@ from typing import Annotated
 import typer
 
 from kafkatool import __version__
-from kafkatool.commands import check, dump_segment, fixture, replay_producers, simulate_replication, simulate_restart
+from kafkatool.commands import (
+    check,
+    dump_segment,
+    fixture,
+    replay_producers,
+    scan,
+    simulate_replication,
+    simulate_restart,
+)
 
 app = typer.Typer(
     name="kafkatool",
@@ -24,6 +32,7 @@ app.command("check", no_args_is_help=True)(check.command)
 app.command("replay-producers", no_args_is_help=True)(replay_producers.command)
 app.command("simulate-restart", no_args_is_help=True)(simulate_restart.command)
 app.command("simulate-replication", no_args_is_help=True)(simulate_replication.command)
+app.command("scan", no_args_is_help=True)(scan.command)
 app.add_typer(fixture.app, name="fixture")
 
 

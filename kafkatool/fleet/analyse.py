@@ -157,7 +157,9 @@ def broker_findings(log_dirs: list[str]) -> list[dict[str, Any]]:
         if data.meta_properties is not None and data.meta_properties.node_id is not None:
             groups[(data.meta_properties.cluster_id or "", data.meta_properties.node_id)].append(data)
     out = []
-    for dirs in groups.values():
+    for (_, node), dirs in sorted(groups.items()):
         for d in check_broker_identity(dirs):
-            out.append(finding_row(",".join(x.path for x in dirs), None, d))
+            row = finding_row("*", None, d)
+            row["reason"] += f" [node.id {node}: {', '.join(x.path for x in dirs)}]"
+            out.append(row)
     return out

@@ -215,3 +215,29 @@ def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUN
     for table in ANALYSIS_TABLES:
         out[table] = wide.where(wide["table"] == table).select(*[name for name, _ in COLUMNS[table]])
     return out
+
+
+def run_spark(spark: Any, paths: list[str], output: Any, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+              partitions: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Write the four tables through ``output`` (a :class:`kafkatool.writing.tables.TableOutput`) with Spark.
+
+    Returns the partitions and findings rows (small, for the summary) and the batch count. If a range's
+    batches did not chain into the next range (a cut that was not a true batch start), the whole scan is
+    redone with segments unsplit, which is what a reader from each segment's start sees.
+    """
+    if partitions is None:
+        partitions = max(2, spark.sparkContext.defaultParallelism * 2)
+    try:
+        tables = load_tables(spark, paths, chunk_bytes=chunk_bytes, partitions=partitions)
+        output.write_spark("batches", tables["batches"])
+    except Exception as err:
+        if SplitMismatchError.__name__ not in str(err):
+            raise
+        tables = load_tables(spark, paths, chunk_bytes=1 << 62, partitions=partitions)
+        output.write_spark("batches", tables["batches"])
+    for table in ANALYSIS_TABLES:
+        output.write_spark(table, tables[table])
+    part_rows = tables["partitions"].toArrow().to_pylist()
+    finding_rows = tables["findings"].toArrow().to_pylist()
+    batch_count = spark.read.parquet(str(output.table_dir("batches"))).count()
+    return part_rows, finding_rows, batch_count

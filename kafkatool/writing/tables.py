@@ -34,6 +34,9 @@ class TableOutput:
             raise UsageError(f"refusing to write {self.out}: it exists and is not a directory")
         self.out.parent.mkdir(parents=True, exist_ok=True)
         self.staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".partial", dir=self.out.parent))
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.chmod(self.staging, 0o777 & ~mask)  # mkdtemp makes 0700; the scan gets the user's usual mode
         self._writers: dict[str, Any] = {}
         self._committed = False
 

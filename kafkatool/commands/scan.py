@@ -1,0 +1,144 @@
+"""``kafkatool scan``: a fleet of broker data directories into four Parquet tables (batches, partitions,
+producers, findings), on this machine's cores or on Apache Spark, with a short report of the worst findings."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafkatool.commands.common import run_guarded
+from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.fleet.analyse import SEVERITY_RANK
+from kafkatool.fleet.plan import make_plan
+from kafkatool.fleet.summary import summarise
+from kafkatool.render.scan_report import byte_progress, render_scan
+from kafkatool.writing.tables import TableOutput
+
+
+class Engine(StrEnum):
+    """Where the data pipeline runs."""
+
+    local = "local"
+    spark = "spark"
+
+
+class ScanFormat(StrEnum):
+    """Report formats (the tables themselves are always Parquet)."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class FailOn(StrEnum):
+    """The severity from which findings make the exit code 1."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int,
+           show_progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
+    from kafkatool.fleet.local import run_local
+
+    plan = make_plan(paths, chunk_bytes=chunk_bytes)
+    part_rows: list[dict[str, Any]] = []
+    finding_rows: list[dict[str, Any]] = []
+    batch_rows = 0
+
+    def sink(table: str, batch: Any) -> None:
+        nonlocal batch_rows
+        output.append(table, batch)
+        if table == "batches":
+            batch_rows += batch.num_rows
+        elif table == "partitions":
+            part_rows.extend(batch.to_pylist())
+        elif table == "findings":
+            finding_rows.extend(batch.to_pylist())
+
+    # Ranges and partition analyses each cover the segment bytes once.
+    total = 2 * plan.total_bytes
+    with byte_progress(total, "scanning", enabled=show_progress) as advance:
+        run_local(plan, sink, jobs=jobs, progress=advance)
+    return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
+
+
+def _spark(paths: list[str], output: TableOutput, *, master: str,
+           chunk_bytes: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
+    try:
+        from kafkatool.fleet import spark as fleet_spark
+    except ImportError as err:
+        raise UsageError(f"--engine spark needs pyspark ({err.name} is not installed): "
+                         "pip install 'kafkatool[spark]'") from None
+    plan = make_plan(paths, chunk_bytes=chunk_bytes)  # also validates the paths before the JVM starts
+    spark = fleet_spark.session(master)
+    try:
+        part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output, chunk_bytes=chunk_bytes)
+    finally:
+        spark.stop()
+    return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
+
+
+def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, chunk_mib: int, force: bool,
+        fmt: ScanFormat, fail_on: FailOn, show_progress: bool) -> int:
+    """Scan, write the tables, report, and choose the exit code."""
+    for p in paths:
+        if not Path(p).exists():
+            raise UnreadableInputError(p, "no such file or directory")
+    started = time.monotonic()
+    chunk_bytes = chunk_mib << 20
+    with TableOutput(Path(out), [Path(p) for p in paths], force=force) as output:
+        if engine is Engine.local:
+            parts, findings, batches, log_dirs, segments = _local(paths, output, jobs=jobs, chunk_bytes=chunk_bytes,
+                                                                  show_progress=show_progress)
+        else:
+            parts, findings, batches, log_dirs, segments = _spark(paths, output, master=master,
+                                                                  chunk_bytes=chunk_bytes)
+        output.commit()
+    summary = summarise(parts, findings, log_dirs=log_dirs, segments=segments,
+                        scanned_bytes=sum(p["size_bytes"] for p in parts), batch_rows=batches)
+    summary = {"out": out, "engine": engine.value if engine is Engine.local else f"spark {master}",
+               "seconds": round(time.monotonic() - started, 3), **summary}
+    render_scan(summary, fmt.value)
+    if fail_on is FailOn.never:
+        return int(ExitCode.CLEAN)
+    failing = [f for f in findings if SEVERITY_RANK[f["severity"]] >= SEVERITY_RANK[fail_on.value]]
+    return int(ExitCode.DEFECTS if failing else ExitCode.CLEAN)
+
+
+def command(
+    paths: Annotated[list[str], typer.Argument(help="Broker log dirs, partition directories, or folders holding "
+                                               "them (searched recursively).", show_default=False, metavar="PATH")],
+    out: Annotated[str, typer.Option("--out", "-o", metavar="DIR", help="Output directory for the Parquet tables "
+                                     "(must not exist, and not inside an input).", show_default=False)],
+    engine: Annotated[Engine, typer.Option("--engine", help="local: this machine's cores (no JVM); spark: "
+                                           "Apache Spark through PySpark.")] = Engine.local,
+    master: Annotated[str, typer.Option("--master", metavar="URL", help="Spark master URL for --engine spark.")]
+    = "local[*]",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, metavar="N", help="Worker processes for the local "
+                                      "engine (0: one per CPU).")] = 0,
+    chunk_mib: Annotated[int, typer.Option("--chunk-mib", min=1, metavar="MIB", help="Cut segments larger than "
+                                           "this into byte ranges scanned in parallel.")] = 64,
+    force: Annotated[bool, typer.Option("--force", help="Replace DIR if it already exists.")] = False,
+    fmt: Annotated[ScanFormat, typer.Option("--format", "-f", help="Report format: table, json or jsonl.")]
+    = ScanFormat.table,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding reaches this severity.")]
+    = FailOn.error,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar on stderr.")] = False,
+) -> None:
+    """Scan a fleet's log dirs into Parquet tables: batches, partitions, producers, findings."""
+
+    def body() -> int:
+        n_jobs = jobs or len(os.sched_getaffinity(0))
+        return run(paths, out, engine=engine, master=master, jobs=n_jobs, chunk_mib=chunk_mib, force=force,
+                   fmt=fmt, fail_on=fail_on, show_progress=not no_progress and sys.stderr.isatty())
+
+    run_guarded(body)
