@@ -1,0 +1,177 @@
+"""``kafkatool scan`` with the local engine: its tables against Kafka's own decoding of the corpus, against
+``check`` and ``replay-producers`` on the same dirs, and byte-range cuts that never change a row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from kafkatool.engine.check import check_log_dir
+from kafkatool.fleet.local import run_local
+from kafkatool.fleet.plan import discover, make_plan
+from kafkatool.reading.batch_scan import SegmentRange, confirmed_boundary, scan_range
+from kafkatool.reading.logdir import read_log_dir
+from tests.conftest import REPO, SHARED, corpus_cases, load_expected, shared_dir
+from tests.scan_support import big_partition_dir, expected_batch_rows, false_cut_dir, read_tables
+
+runner = CliRunner()
+
+
+def scan(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["scan", "--no-progress", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def corpus_scan(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
+    corpus = shared_dir("corpus")
+    out = tmp_path_factory.mktemp("scan") / "out"
+    code, stdout, stderr = scan(str(corpus), "--out", str(out), "-f", "json", "--fail-on", "never", "-j", "2")
+    assert code == 0, stderr
+    summary = json.loads(stdout)
+    tables = read_tables(out)
+    tables["_summary"] = [summary]  # type: ignore[list-item]
+    return tables
+
+
+@pytest.mark.parametrize("case", corpus_cases())
+def test_batches_table_equals_kafkas_batch_list(corpus_scan: dict[str, list[dict]], case: str) -> None:
+    log_dir = str(shared_dir("corpus") / case / "input")
+    got = [r for r in corpus_scan["batches"] if r["log_dir"] == log_dir]
+    want = expected_batch_rows(load_expected(case), log_dir)
+    key = lambda r: (r["topic"], r["partition"], r["segment"], r["position"])  # noqa: E731
+    got.sort(key=key)
+    want.sort(key=key)
+    assert [key(r) for r in got] == [key(r) for r in want]
+    for g, w in zip(got, want, strict=True):
+        if w["control_type"] is None and g["control"]:
+            w.pop("control_type")  # Kafka's dump decodes the marker type only where it was asked to
+        assert {k: g[k] for k in w} == w, key(w)
+
+
+def test_every_corpus_case_is_found_once(corpus_scan: dict[str, list[dict]]) -> None:
+    corpus = shared_dir("corpus")
+    assert corpus_scan["_summary"][0]["log_dirs"] == len(corpus_cases())
+    assert discover([str(corpus)]) == sorted(str(corpus / c / "input") for c in corpus_cases())
+
+
+@pytest.mark.parametrize("case", corpus_cases())
+def test_findings_are_checks_findings(corpus_scan: dict[str, list[dict]], case: str) -> None:
+    log_dir = str(shared_dir("corpus") / case / "input")
+    got = sorted((r["severity"], r["code"], r["file"], r["position"], r["field"], r["reason"])
+                 for r in corpus_scan["findings"] if r["log_dir"] == log_dir and r["source"] == "check")
+    want = sorted((d.severity, d.code, d.file, d.position, d.field, d.reason)
+                  for d in check_log_dir(read_log_dir(log_dir)))
+    assert got == want
+
+
+def clean_cases_with_partitions() -> list[str]:
+    """Clean corpus cases whose Kafka load result lists data partitions (the KRaft controller case has none)."""
+    return [c for c in corpus_cases() if c.endswith("-clean")
+            and json.loads((SHARED / "corpus" / c / "expected.json").read_text())["afterLoad"].get("partitions")]
+
+
+@pytest.mark.parametrize("case", clean_cases_with_partitions())
+def test_producers_match_kafkas_state_after_a_clean_load(corpus_scan: dict[str, list[dict]], case: str) -> None:
+    log_dir = str(shared_dir("corpus") / case / "input")
+    expected = load_expected(case)
+    for part, info in expected["afterLoad"]["partitions"].items():
+        topic, _, number = part.rpartition("-")
+        if topic == "__cluster_metadata":
+            continue  # the raft layer's own log: no producer state
+        got = {r["producer_id"]: r for r in corpus_scan["producers"]
+               if r["log_dir"] == log_dir and r["topic"] == topic and r["partition"] == int(number)}
+        want = info["producers"]
+        assert sorted(got) == sorted(int(k) for k in want), part
+        for pid, p in want.items():
+            g = got[int(pid)]
+            assert (g["producer_epoch"], g["first_sequence"], g["last_sequence"], g["last_offset"],
+                    g["last_timestamp"], g["current_txn_first_offset"]) == (
+                p["producerEpoch"], p["firstSequence"], p["lastSequence"], p["lastDataOffset"],
+                p["lastTimestamp"], p["currentTxnFirstOffset"]), (part, pid)
+            assert g["coordinator_epoch"] == (None if p["coordinatorEpoch"] == -1 else p["coordinatorEpoch"])
+        rows = [r for r in corpus_scan["partitions"] if r["log_dir"] == log_dir and r["directory"] == part]
+        assert len(rows) == 1
+        assert rows[0]["first_unstable_offset"] == info["firstUnstableOffset"]
+        assert rows[0]["log_end_offset"] == info["logEndOffset"]
+
+
+def test_partition_rows_count_what_the_batches_table_holds(corpus_scan: dict[str, list[dict]]) -> None:
+    per_dir: dict[tuple[str, str, int], int] = {}
+    for b in corpus_scan["batches"]:
+        key = (b["log_dir"], b["topic"], b["partition"])
+        per_dir[key] = per_dir.get(key, 0) + 1
+    for p in corpus_scan["partitions"]:
+        assert per_dir.get((p["log_dir"], p["topic"], p["partition"]), 0) == p["batches"], p["directory"]
+    bad = sum(1 for b in corpus_scan["batches"] if not b["crc_valid"])
+    assert corpus_scan["_summary"][0]["invalid_crc_batches"] == bad
+
+
+def test_byte_range_cuts_give_the_same_rows_as_one_pass(tmp_path: Path) -> None:
+    log_dir = big_partition_dir(tmp_path)
+    whole = make_plan([str(log_dir)], chunk_bytes=1 << 40)
+    cut = make_plan([str(log_dir)], chunk_bytes=256 << 10)
+    assert len(whole.ranges) == 1
+    assert len(cut.ranges) >= 8
+    for r, nxt in zip(cut.ranges, cut.ranges[1:], strict=False):
+        assert r.stop == nxt.start
+    rows: dict[str, list] = {"whole": [], "cut": []}
+    for name, plan in (("whole", whole), ("cut", cut)):
+        run_local(plan, lambda t, b, n=name: rows[n].extend(b.to_pylist()) if t == "batches" else None, jobs=2)
+    assert rows["whole"] == rows["cut"]
+    assert len(rows["whole"]) == 1500
+
+
+def test_a_false_cut_is_caught_and_the_segment_rescanned(tmp_path: Path) -> None:
+    log_dir, false_pos = false_cut_dir(tmp_path)
+    seg = next(log_dir.glob("trap-0/*.log"))
+    data = seg.read_bytes()
+    assert confirmed_boundary(data, false_pos)  # the trap passes the header test...
+    plan = make_plan([str(log_dir)], chunk_bytes=1024)
+    assert [r.start for r in plan.ranges] == [0, false_pos]  # ...so the planner cuts there
+    lone = scan_range(plan.ranges[0])
+    assert lone.landing != false_pos  # but the first range's chain jumps over it
+    got: list[dict] = []
+    run_local(plan, lambda t, b: got.extend(b.to_pylist()) if t == "batches" else None)
+    truth = scan_range(SegmentRange(str(log_dir), "trap", 0, str(seg))).columns
+    assert [r["position"] for r in got] == truth["position"]
+    assert len(got) == 52
+
+
+def test_output_is_refused_inside_an_input_and_over_an_existing_dir(tmp_path: Path) -> None:
+    log_dir = big_partition_dir(tmp_path, batches=20)
+    code, _, err = scan(str(log_dir), "--out", str(log_dir / "out"))
+    assert code == 2 and "inside the input" in err
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = scan(str(log_dir), "--out", str(out))
+    assert code == 2 and "already exists" in err
+    code, _, err = scan(str(log_dir), "--out", str(out), "--force")
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["batches", "findings", "partitions", "producers"]
+    assert not list(tmp_path.glob(".out.*"))  # no staging leftovers
+
+
+def test_missing_path_and_empty_tree_exit_3(tmp_path: Path) -> None:
+    code, out, err = scan(str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
+    assert code == 3 and out == "" and "no such file" in err
+    (tmp_path / "empty").mkdir()
+    code, _, err = scan(str(tmp_path / "empty"), "--out", str(tmp_path / "o"))
+    assert code == 3 and "no Kafka log dir" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_fixtures_scan_reports_the_damaged_ones(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, stdout, err = scan(str(REPO / "fixtures"), "--out", str(out), "-f", "json")
+    assert code == 1, err
+    summary = json.loads(stdout)
+    tables = read_tables(out)
+    damaged = {Path(r["log_dir"]).name for r in tables["findings"] if r["severity"] == "error"}
+    assert "demo" not in damaged
+    assert {"torn-write", "crc-flip-below-recovery-point"} <= damaged
+    assert summary["counts"]["error"] == sum(1 for r in tables["findings"] if r["severity"] == "error")
