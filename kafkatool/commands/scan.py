@@ -79,11 +79,12 @@ def _spark(paths: list[str], output: TableOutput, *, master: str,
         raise UsageError(f"--engine spark needs pyspark ({err.name} is not installed): "
                          "pip install 'kafkatool[spark]'") from None
     plan = make_plan(paths, chunk_bytes=chunk_bytes)  # also validates the paths before the JVM starts
-    spark = fleet_spark.session(master)
+    spark, started = fleet_spark.session(master)
     try:
         part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output, chunk_bytes=chunk_bytes)
     finally:
-        spark.stop()
+        if started:
+            spark.stop()
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
 
 

@@ -186,11 +186,17 @@ def register(spark: Any) -> None:
         spark.dataSource.register(source)
 
 
-def session(master: str = "local[*]", app_name: str = "kafkatool-scan") -> Any:
-    """A Spark session with the ``kafka-*`` sources registered; Python workers run this interpreter."""
+def session(master: str = "local[*]", app_name: str = "kafkatool-scan") -> tuple[Any, bool]:
+    """A Spark session with the ``kafka-*`` sources registered, and whether this call started it (an active
+    session, e.g. a notebook's, is reused and must not be stopped by us). Python workers run this interpreter."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        register(active)
+        return active, False
 
     spark = (SparkSession.builder.master(master).appName(app_name)
              .config("spark.ui.enabled", "false")
@@ -200,7 +206,7 @@ def session(master: str = "local[*]", app_name: str = "kafkatool-scan") -> Any:
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
-    return spark
+    return spark, True
 
 
 def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
