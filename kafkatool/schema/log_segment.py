@@ -9,8 +9,10 @@ boundary, so damage in the middle of a segment never hides what follows it.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Iterator
+from contextlib import suppress
 
 from crc32c import crc32c
 
@@ -23,6 +25,8 @@ HEADER_SIZE_UP_TO_MAGIC = rb.MAGIC_OFFSET + 1
 MAX_PLAUSIBLE_BATCH = 1 << 30  # resync candidates above 1 GiB are not believed
 RESYNC_CONFIRM = 2  # headers that must chain after a resync candidate (or reach the end)
 LEGACY_MAGICS = (0, 1)
+SCAN_CHUNK = 1 << 20  # long scans (zero tails, resync searches) read this much at a time
+ZERO_CHUNK = bytes(SCAN_CHUNK)
 
 WalkItem = LogEntry | Defect
 HEADER_UNPACK = rb.HEADER_STRUCT.unpack_from
@@ -67,22 +71,52 @@ def _confirmed(buf: bytes | memoryview, pos: int, end: int) -> bool:
 
 
 def find_next_batch(buf: bytes | memoryview, start: int, end: int) -> int | None:
-    """The first position at or after ``start`` where a confirmed magic 2 batch begins, or ``None``."""
-    data = buf if isinstance(buf, bytes) else bytes(buf[:end])
-    q = start
-    while True:
-        m = data.find(b"\x02", q + rb.MAGIC_OFFSET, end)
-        if m < 0:
-            return None
-        cand = m - rb.MAGIC_OFFSET
-        if cand >= start and _confirmed(buf, cand, end):
-            return cand
-        q = cand + 1
+    """The first position at or after ``start`` where a confirmed magic 2 batch begins, or ``None``.
+
+    The search reads ``SCAN_CHUNK`` bytes at a time (never a copy of the whole rest of the file) and lets a
+    read-only mapping drop the pages it has searched, so garbage of any size is scanned in bounded memory.
+    """
+    at = start + rb.MAGIC_OFFSET
+    while at < end:
+        stop = min(end, at + SCAN_CHUNK)
+        chunk = bytes(buf[at:stop])
+        i = chunk.find(b"\x02")
+        while i >= 0:
+            cand = at + i - rb.MAGIC_OFFSET
+            if _confirmed(buf, cand, end):
+                return cand
+            i = chunk.find(b"\x02", i + 1)
+        release_pages(buf, at, stop)
+        at = stop
+    return None
+
+
+def release_pages(buf: object, start: int, end: int) -> None:
+    """Let a read-only file mapping drop its pages in ``[start, end)`` once they have been read.
+
+    The pages stay in the page cache and are mapped again if read again; only the process's resident
+    set shrinks, so scanning a huge file does not hold it all in memory. Other buffers are left alone.
+    """
+    madvise = getattr(buf, "madvise", None)
+    if madvise is None or end <= start:
+        return
+    first = start - start % mmap.PAGESIZE
+    with suppress(OSError, ValueError):
+        madvise(mmap.MADV_DONTNEED, first, end - first)
+
+
 
 
 def _all_zero(buf: bytes | memoryview, start: int, end: int) -> bool:
-    view = buf[start:end]
-    return not any(view) if len(view) < 4096 else bytes(view).count(0) == len(view)
+    """``buf[start:end]`` holds only zero bytes; memory stays bounded whatever the length."""
+    view = memoryview(buf)
+    step = len(ZERO_CHUNK)
+    for at in range(start, end, step):
+        stop = min(end, at + step)
+        if view[at:stop] != ZERO_CHUNK[:stop - at]:
+            return False
+        release_pages(buf, at, stop)
+    return True
 
 
 def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_crc: bool = True,
