@@ -175,3 +175,22 @@ def test_fixtures_scan_reports_the_damaged_ones(tmp_path: Path) -> None:
     assert "demo" not in damaged
     assert {"torn-write", "crc-flip-below-recovery-point"} <= damaged
     assert summary["counts"]["error"] == sum(1 for r in tables["findings"] if r["severity"] == "error")
+
+
+def test_the_readmes_first_command_runs_as_written(tmp_path: Path) -> None:
+    import re
+    import shlex
+
+    readme = (REPO / "README.md").read_text()
+    first = re.search(r"```sh\n(.+?)\n```", readme, flags=re.S)
+    assert first is not None
+    line = first.group(1).strip()
+    assert line.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install -e . && kafkatool scan ")
+    argv = shlex.split(line.rsplit("&& ", 1)[1])[1:]
+    out = argv[argv.index("--out") + 1]
+    argv[argv.index("--out") + 1] = str(tmp_path / Path(out).name)
+    result = runner.invoke(app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    assert "worst findings" in result.stdout
+    assert sorted(p.name for p in (tmp_path / Path(out).name).iterdir()) == [
+        "batches", "findings", "partitions", "producers"]

@@ -1,0 +1,183 @@
+"""Fleet scan throughput: one plain process, the local engine's process pool, and Spark, in the same run.
+
+Run: ``python -m tests.benchmarks.bench_fleet [--work DIR] [--repeat 3] [--master local[2]]``.
+
+Generates (once, into ``--work``, default a temporary directory) a tree of three brokers' log dirs: 200
+partitions and about 0.9 GB written by kafkatool's own fixture writer (Kafka's layout: segments, indexes,
+snapshots, checkpoints): 16 KiB batches, 40-record batches of 300 B, one-record batches of about 100 B, and
+two partitions holding a 96 MiB segment each (cut into byte ranges by both engines). Then times ``scan``'s
+pipeline writing all four Parquet tables:
+
+- ``single``: the plan run in this process (``--jobs 1``), the baseline ratios are taken against;
+- ``local``: the local engine's process pool, one worker per CPU;
+- ``spark``: the Spark engine on ``--master`` (session start measured apart, then each scan in that session).
+
+Prints medians (min-max), GB/s over the segment bytes, and ratios to ``single`` measured in the same run;
+``--json FILE`` writes them. Not a unit test: absolute figures depend on the machine, the ratios are the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kafkatool.fleet.local import run_local
+from kafkatool.fleet.plan import make_plan
+from kafkatool.model import TopicPartition
+from kafkatool.schema import checkpoint, clean_shutdown, meta_properties
+from kafkatool.writing.atomic import write_tree
+from kafkatool.writing.fixtures import PartitionWriter, Producer, TopicConfig, text_value
+from kafkatool.writing.tables import TableOutput
+
+BROKERS = 3
+SHAPES: dict[str, dict[str, int]] = {
+    # name: records per batch, value bytes, batches, segment bytes, partitions
+    "big": {"records": 15, "value": 1000, "batches": 500, "segment": 4 << 20, "partitions": 60},
+    "medium": {"records": 40, "value": 300, "batches": 160, "segment": 1 << 20, "partitions": 70},
+    "tiny": {"records": 1, "value": 100, "batches": 7000, "segment": 1 << 20, "partitions": 68},
+    "huge": {"records": 15, "value": 1000, "batches": 6200, "segment": 128 << 20, "partitions": 2},
+}
+
+
+def _template(shape: str) -> tuple[dict[str, bytes], PartitionWriter]:
+    spec = SHAPES[shape]
+    part = PartitionWriter(shape, 0, config=TopicConfig(segment_bytes=spec["segment"], index_interval_bytes=4096,
+                                                        segment_index_bytes=10 << 20))
+    producers = [Producer(9000 + k, 0) for k in range(4)]
+    for i in range(spec["batches"]):
+        values = [text_value(i * spec["records"] + k, spec["value"] // 8) for k in range(spec["records"])]
+        part.append(values, leader_epoch=1, producer=producers[i % 4] if i % 2 else None)
+    part.close()
+    return part.files(), part
+
+
+def generate(root: Path) -> Path:
+    """The broker tree under ``root`` (kept between runs: a ``.complete`` marker says it is whole)."""
+    tree = root / "fleet"
+    if (tree / ".complete").exists():
+        return tree
+    shutil.rmtree(tree, ignore_errors=True)
+    templates = {shape: _template(shape) for shape in SHAPES}
+    n = 0
+    brokers: dict[int, dict[str, bytes]] = {b: {} for b in range(BROKERS)}
+    offsets: dict[int, list[tuple[TopicPartition, int]]] = {b: [] for b in range(BROKERS)}
+    for shape, spec in SHAPES.items():
+        files, part = templates[shape]
+        for i in range(spec["partitions"]):
+            broker = n % BROKERS
+            n += 1
+            tp = TopicPartition(f"fleet-{shape}", i)
+            for name, data in files.items():
+                brokers[broker][f"{tp}/{name}"] = data
+            offsets[broker].append((tp, part.log_end_offset))
+    for broker, files in brokers.items():
+        files["recovery-point-offset-checkpoint"] = checkpoint.build_offset_checkpoint(offsets[broker])
+        files["replication-offset-checkpoint"] = checkpoint.build_offset_checkpoint(offsets[broker])
+        files["log-start-offset-checkpoint"] = checkpoint.build_offset_checkpoint([])
+        files["meta.properties"] = meta_properties.build_meta_properties(
+            {"node.id": str(broker + 1), "directory.id": f"YmVuY2gtZGlyLWlkLTAw{broker}", "version": "1",
+             "cluster.id": "kafkatool-bench"}, ("#", "#Mon Nov 23 00:00:00 UTC 2026"))
+        files[".kafka_cleanshutdown"] = clean_shutdown.build_clean_shutdown(7)
+        write_tree(files, tree / f"broker-{broker + 1}" / "kafka-logs")
+    (tree / ".complete").write_text("")
+    return tree
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def _scan_local(tree: Path, out_root: Path, jobs: int) -> None:
+    out = Path(tempfile.mkdtemp(dir=out_root)) / "out"
+    plan = make_plan([str(tree)])
+    with TableOutput(out, [tree]) as output:
+        run_local(plan, output.append, jobs=jobs)
+        output.commit()
+    shutil.rmtree(out.parent)
+
+
+def _scan_spark(spark: Any, tree: Path, out_root: Path) -> None:
+    from kafkatool.fleet.spark import run_spark
+
+    out = Path(tempfile.mkdtemp(dir=out_root)) / "out"
+    with TableOutput(out, [tree]) as output:
+        run_spark(spark, [str(tree)], output)
+        output.commit()
+    shutil.rmtree(out.parent)
+
+
+def _stats(times: list[float], size: int) -> dict[str, float]:
+    med = statistics.median(times)
+    return {"median_s": med, "min_s": min(times), "max_s": max(times), "gb_per_s": size / med / 1e9}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, help="where to generate the tree (kept for later runs)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="kafkatool-bench-fleet-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    tree = generate(work)
+    print(f"tree: {tree} (ready in {time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    plan = make_plan([str(tree)])
+    size = plan.total_bytes
+    print(f"{len(plan.log_dirs)} log dirs, {len(plan.partitions)} partitions, {plan.segments} segments, "
+          f"{len(plan.ranges)} ranges, {size / 1e6:.0f} MB", file=sys.stderr)
+    out_root = Path(tempfile.mkdtemp(prefix="kafkatool-bench-out-"))
+    cpus = len(os.sched_getaffinity(0))
+    results: dict[str, Any] = {"bytes": size, "partitions": len(plan.partitions), "cpus": cpus}
+    # Warm the page cache so the first timed run is not a disk read.
+    _scan_local(tree, out_root, 1)
+    results["single"] = _stats(_timed(lambda: _scan_local(tree, out_root, 1), args.repeat), size)
+    results["local"] = _stats(_timed(lambda: _scan_local(tree, out_root, cpus), args.repeat), size)
+    if not args.no_spark:
+        from kafkatool.fleet.spark import session
+
+        t0 = time.perf_counter()
+        spark, _ = session(args.master)
+        results["spark_session_start_s"] = time.perf_counter() - t0
+        first = _timed(lambda: _scan_spark(spark, tree, out_root), 1)
+        results["spark_first_run_s"] = first[0]
+        results["spark"] = _stats(_timed(lambda: _scan_spark(spark, tree, out_root), args.repeat), size)
+        spark.stop()
+    shutil.rmtree(out_root, ignore_errors=True)
+    base = results["single"]["median_s"]
+    print(f"{'engine':<8} {'median s':>9} {'min-max':>13} {'GB/s':>6} {'vs single':>10}")
+    for name in ("single", "local", "spark"):
+        if name not in results:
+            continue
+        r = results[name]
+        r["speedup_vs_single"] = base / r["median_s"]
+        print(f"{name:<8} {r['median_s']:>9.2f} {r['min_s']:>6.2f}-{r['max_s']:<6.2f} {r['gb_per_s']:>6.2f} "
+              f"{r['speedup_vs_single']:>9.2f}x")
+    if "spark" in results:
+        results["spark_over_local"] = results["spark"]["median_s"] / results["local"]["median_s"]
+        print(f"spark session start {results['spark_session_start_s']:.1f} s, first scan in it "
+              f"{results['spark_first_run_s']:.1f} s; spark / local = {results['spark_over_local']:.2f}x "
+              f"(target < 2x)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
