@@ -196,7 +196,7 @@ def _unsnappy(raw: bytes, max_output: int) -> bytes:
     if not raw:
         raise CodecError(FIELD, "snappy: cannot decompress an empty payload", 0)
     if not raw.startswith(SNAPPY_MAGIC):
-        return _snappy_raw(raw, 0, max_output)
+        return _snappy_raw(raw, 0, max_output, max_output)
     out = bytearray()
     pos = _snappy_header(raw, 0)
     while pos < len(raw):
@@ -210,7 +210,7 @@ def _unsnappy(raw: bytes, max_output: int) -> bytes:
         if length < 0 or length > len(raw) - pos:
             raise CodecError(FIELD, f"snappy (xerial): chunk of {length} bytes overruns the payload "
                              f"({len(raw) - pos} bytes left)", pos - SNAPPY_CHUNK_LENGTH.size)
-        out += _snappy_raw(raw[pos:pos + length], pos, max_output - len(out))
+        out += _snappy_raw(raw[pos:pos + length], pos, max_output - len(out), max_output)
         pos += length
     return bytes(out)
 
@@ -226,14 +226,15 @@ def _snappy_header(raw: bytes, pos: int) -> int:
     return pos + SNAPPY_HEADER.size
 
 
-def _snappy_raw(block: bytes, where: int, budget: int) -> bytes:
-    """One raw snappy block; its declared length is checked against ``budget`` before inflating."""
+def _snappy_raw(block: bytes, where: int, budget: int, max_output: int) -> bytes:
+    """One raw snappy block; its declared length is checked against ``budget`` (what is left of
+    ``max_output``) before inflating."""
     try:
         size = cramjam.snappy.decompress_raw_len(block)
     except Exception as err:  # cramjam.DecompressionError
         raise CodecError(FIELD, f"snappy: {err}", where) from None
     if size > budget:
-        raise _too_big("snappy", budget, where)
+        raise _too_big("snappy", max_output, where)
     try:
         return bytes(cramjam.snappy.decompress_raw(block))
     except Exception as err:

@@ -1,0 +1,1 @@
+"""Fuzzing of every decoder: targets, seeds and mutator (``targets``); long runs: ``python -m tests.fuzz``."""

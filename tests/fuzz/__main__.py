@@ -1,0 +1,107 @@
+"""Long fuzz runs, one command: ``python -m tests.fuzz --target batch --runs 1000000`` (``--target all`` for every one).
+
+Two engines share the targets of :mod:`tests.fuzz.targets`:
+
+- ``random`` (default): a seeded mutation driver (bit flips, truncations, splices, int32/varint edge values such as
+  0, -1 and 2^31-1 in length fields, inserted and duplicated chunks, random bytes) over seeds from ``fixtures/`` and
+  the shared corpus. Deterministic for a given ``--seed``; needs nothing beyond the test dependencies.
+- ``atheris``: coverage-guided libFuzzer through atheris (``pip install atheris``), same targets and contract.
+
+A finding (an uncaught exception, or a decode error without a byte position) is written to ``--artifacts`` and
+the run exits 1. Not collected by pytest; the bounded in-suite version is ``tests/test_fuzz_decoders.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from tests.fuzz.targets import TARGETS, Finding, check, generate, seeds
+
+
+def _save(artifacts: Path, name: str, data: bytes) -> Path:
+    artifacts.mkdir(parents=True, exist_ok=True)
+    path = artifacts / f"fuzz-{name}-{hashlib.sha1(data).hexdigest()[:12]}.bin"
+    path.write_bytes(data)
+    return path
+
+
+def run_random(name: str, runs: int, seed: int, artifacts: Path, time_limit: float | None) -> tuple[int, int]:
+    """``runs`` generated inputs for ``name``; the number run and the number of findings."""
+    rnd = random.Random(f"{seed}:{name}")
+    target = TARGETS[name]
+    findings = 0
+    start = time.monotonic()
+    done = 0
+    for done in range(1, runs + 1):
+        data = generate(name, rnd)
+        try:
+            check(target, data)
+        except Finding as err:
+            findings += 1
+            where = _save(artifacts, name, data)
+            print(f"FINDING {name}: {err} (input saved to {where})", file=sys.stderr)
+            traceback.print_exception(err.__cause__ or err, file=sys.stderr)
+            if findings >= 10:
+                break
+        if done % 50000 == 0:
+            rate = done / (time.monotonic() - start)
+            print(f"  {name}: {done} inputs, {rate:.0f}/s", file=sys.stderr, flush=True)
+        if time_limit is not None and time.monotonic() - start > time_limit:
+            break
+    return done, findings
+
+
+def run_atheris(name: str, runs: int, artifacts: Path) -> None:
+    """Coverage-guided run through atheris; libFuzzer stops at the first finding."""
+    import atheris  # type: ignore[import-not-found]
+
+    target = TARGETS[name]
+    corpus_dir = artifacts / f"atheris-{name}"
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    for i, data in enumerate(seeds(name)):
+        (corpus_dir / f"seed-{i}").write_bytes(data)
+
+    def one(data: bytes) -> None:
+        check(target, data)
+
+    argv = [sys.argv[0], f"-runs={runs}", f"-artifact_prefix={artifacts}/", "-max_len=65536", str(corpus_dir)]
+    atheris.Setup(argv, one)
+    atheris.Fuzz()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="all", help=f"one of: all, {', '.join(TARGETS)}")
+    parser.add_argument("--runs", type=int, default=100000, help="inputs per target")
+    parser.add_argument("--seed", type=int, default=0, help="random engine seed")
+    parser.add_argument("--engine", choices=("random", "atheris"), default="random")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds per target (random engine)")
+    parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts"), help="where findings are saved")
+    args = parser.parse_args()
+    names = list(TARGETS) if args.target == "all" else args.target.split(",")
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        parser.error(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
+    if args.engine == "atheris":
+        if len(names) != 1:
+            parser.error("--engine atheris fuzzes one --target per process")
+        run_atheris(names[0], args.runs, args.artifacts)
+        return 0
+    total = 0
+    for name in names:
+        start = time.monotonic()
+        done, findings = run_random(name, args.runs, args.seed, args.artifacts, args.time_limit)
+        elapsed = time.monotonic() - start
+        print(f"{name}: {done} inputs in {elapsed:.0f} s, {findings} finding(s), {len(seeds(name))} seeds", flush=True)
+        total += findings
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
