@@ -1,16 +1,24 @@
-"""Control records: the key (version, type) and the end-transaction marker value.
+"""Control records: the key (version, type), the end-transaction marker value and the raft control messages.
 
 Models Kafka's ``ControlRecordType`` and ``EndTransactionMarker``: both read version and type as
 signed int16, reject a negative version as corruption, and parse newer versions as the current one.
 Types Kafka does not know keep their number and raw value.
+
+The KRaft types (``LEADER_CHANGE`` 2, ``SNAPSHOT_HEADER`` 3, ``SNAPSHOT_FOOTER`` 4, ``KRAFT_VERSION`` 5,
+``KRAFT_VOTERS`` 6) carry a generated message as value, which Kafka's ``ControlRecordUtils`` reads at each
+class's current version (0), whatever the message's own leading ``Version`` field says, and without checking
+for bytes left over: :func:`parse_raft_control_message` does the same.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from construct import Int16sb, Int32sb, Struct
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import ControlRecord, ControlType
+from kafkatool.schema.kafka_message import Field, Message, read_message
 
 CONTROL_KEY = Struct("version" / Int16sb, "type" / Int16sb)
 END_TXN_MARKER_VALUE = Struct("version" / Int16sb, "coordinator_epoch" / Int32sb)
@@ -48,6 +56,53 @@ def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecor
                           "May indicate data corruption")
     epoch = int.from_bytes(value[2:6], "big", signed=True)
     return ControlRecord(version, ctype, name, value_version=vversion, coordinator_epoch=epoch, value=value)
+
+
+_VOTER = (Field("VoterId", "int32"), Field("VoterDirectoryId", "uuid", "1+"))
+RAFT_CONTROL_MESSAGES: dict[int, Message] = {
+    ControlType.LEADER_CHANGE.value: Message("LeaderChangeMessage", "0-1", (
+        Field("Version", "int16"), Field("LeaderId", "int32"), Field("Voters", "[]Voter", fields=_VOTER),
+        Field("GrantingVoters", "[]Voter", fields=_VOTER))),
+    ControlType.SNAPSHOT_HEADER.value: Message("SnapshotHeaderRecord", "0", (
+        Field("Version", "int16"), Field("LastContainedLogTimestamp", "int64"))),
+    ControlType.SNAPSHOT_FOOTER.value: Message("SnapshotFooterRecord", "0", (Field("Version", "int16"),)),
+    ControlType.KRAFT_VERSION.value: Message("KRaftVersionRecord", "0", (
+        Field("Version", "int16"), Field("KRaftVersion", "int16"))),
+    ControlType.KRAFT_VOTERS.value: Message("VotersRecord", "0", (
+        Field("Version", "int16"),
+        Field("Voters", "[]Voter", fields=(
+            Field("VoterId", "int32"), Field("VoterDirectoryId", "uuid"),
+            Field("Endpoints", "[]Endpoint", fields=(
+                Field("Name", "string"), Field("Host", "string"), Field("Port", "uint16"))),
+            Field("KRaftVersionFeature", "KRaftVersionFeature", fields=(
+                Field("MinSupportedVersion", "int16"), Field("MaxSupportedVersion", "int16"))))))),
+}
+"""The raft control messages (``clients/src/main/resources/common/message``), by control type."""
+RAFT_CONTROL_READ_VERSION = 0
+"""``ControlRecordUtils``' ``*_CURRENT_VERSION``: every raft control value is read at version 0."""
+
+
+def raft_message_class(ctype: int) -> str | None:
+    """The generated class holding control type ``ctype``'s value, ``None`` for non-raft types."""
+    message = RAFT_CONTROL_MESSAGES.get(ctype)
+    return message.name if message else None
+
+
+def parse_raft_control_message(ctype: int, value: bytes | None) -> dict[str, Any]:
+    """A raft control record's value as Kafka's JSON converter writes it (camelCase fields).
+
+    Raises :class:`DecodeError` for a non-raft type, a null value or bytes that end too early.
+    """
+    message = RAFT_CONTROL_MESSAGES.get(ctype)
+    if message is None:
+        raise DecodeError("control.type", f"control type {ctype} carries no raft message")
+    if value is None:
+        raise DecodeError("control.value", f"{message.name} value is null")
+    try:
+        fields, _ = read_message(message, value, RAFT_CONTROL_READ_VERSION)
+    except DecodeError as err:
+        raise DecodeError(f"control.value.{err.field}", f"{message.name}: {err.reason}", err.position) from None
+    return fields
 
 
 def build_control_key(ctype: int, version: int = 0) -> bytes:
