@@ -16,6 +16,7 @@ Two views of "how many entries" exist in Kafka, and both are offered here:
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 
 from construct import GreedyBytes, GreedyRange, Int32sb, Struct
@@ -63,9 +64,25 @@ def live_count(offsets: list[int], base_offset: int) -> int:
 
 def parse_offset_index(data: bytes | memoryview, base_offset: int) -> IndexFile:
     """The live entries of an ``.index`` plus how many slots follow them and the partial tail."""
-    slots = parse_offset_index_slots(data, base_offset)
-    live = live_count([e.offset for e in slots], base_offset)
-    return IndexFile(slots[:live], len(slots), len(slots) - live, len(data) % ENTRY_SIZE)
+    rows, count = live_rows(data, ENTRY_STRUCT, 0)
+    entries = [OffsetIndexEntry(base_offset + rel, pos) for rel, pos in rows]
+    return IndexFile(entries, count, count - len(entries), len(data) % ENTRY_SIZE)
+
+
+def live_rows(data: bytes | memoryview, entry: struct.Struct, rel_field: int) -> tuple[list[tuple[int, ...]], int]:
+    """The unpacked live slots (:func:`live_count`'s rule) and the number of whole slots.
+
+    The walk stops at the first slot after slot 0 whose relative offset is 0, so a crashed segment's
+    preallocated index (10 MiB of zero fill by default) costs nothing beyond its live entries.
+    """
+    size = entry.size
+    count = len(data) // size
+    rows: list[tuple[int, ...]] = []
+    for i, row in enumerate(entry.iter_unpack(memoryview(data)[:count * size])):
+        if i and row[rel_field] == 0:
+            break
+        rows.append(row)
+    return rows, count
 
 
 def sanity_check(data: bytes | memoryview, base_offset: int) -> None:

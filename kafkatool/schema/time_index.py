@@ -19,7 +19,7 @@ from construct import GreedyBytes, GreedyRange, Int32sb, Int64sb, Struct
 from kafkatool.errors import DecodeError
 from kafkatool.model import IndexFile, TimeIndexEntry
 from kafkatool.schema.fixed import derive_struct
-from kafkatool.schema.offset_index import live_count
+from kafkatool.schema.offset_index import live_rows
 
 ENTRY = Struct("timestamp" / Int64sb, "relative_offset" / Int32sb)
 """One slot, as ``TimeIndex.maybeAppend`` writes it."""
@@ -49,9 +49,9 @@ def parse_time_index_slots(data: bytes | memoryview, base_offset: int) -> list[T
 
 def parse_time_index(data: bytes | memoryview, base_offset: int) -> IndexFile:
     """The live entries of a ``.timeindex`` plus how many slots follow them and the partial tail."""
-    slots = parse_time_index_slots(data, base_offset)
-    live = live_count([e.offset for e in slots], base_offset)
-    return IndexFile(slots[:live], len(slots), len(slots) - live, len(data) % ENTRY_SIZE)
+    rows, count = live_rows(data, ENTRY_STRUCT, 1)
+    entries = [TimeIndexEntry(ts, base_offset + rel) for ts, rel in rows]
+    return IndexFile(entries, count, count - len(entries), len(data) % ENTRY_SIZE)
 
 
 def sanity_check(data: bytes | memoryview, base_offset: int) -> None:
