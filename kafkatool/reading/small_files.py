@@ -21,6 +21,7 @@ from kafkatool.schema import (
     offset_index,
     partition_metadata,
     producer_snapshot,
+    quorum_state,
     time_index,
     txn_index,
 )
@@ -93,6 +94,8 @@ def load(path: Path, kind: FileKind) -> Loaded:
             loaded.value = partition_metadata.parse_partition_metadata(data)
         elif kind is FileKind.META_PROPERTIES:
             loaded.value = meta_properties.parse_meta_properties(data)
+        elif kind is FileKind.QUORUM_STATE:
+            loaded.value = quorum_state.parse_quorum_state(data)
         elif kind is FileKind.CLEAN_SHUTDOWN:
             try:
                 loaded.value = clean_shutdown.parse_clean_shutdown(data)
