@@ -12,10 +12,12 @@ from kafkatool.commands import (
     dump_segment,
     fixture,
     replay_producers,
+    report,
     scan,
     simulate_replication,
     simulate_restart,
 )
+from kafkatool.schema import codecs
 
 app = typer.Typer(
     name="kafkatool",
@@ -33,6 +35,7 @@ app.command("replay-producers", no_args_is_help=True)(replay_producers.command)
 app.command("simulate-restart", no_args_is_help=True)(simulate_restart.command)
 app.command("simulate-replication", no_args_is_help=True)(simulate_replication.command)
 app.command("scan", no_args_is_help=True)(scan.command)
+app.command("report", no_args_is_help=True)(report.command)
 app.add_typer(fixture.app, name="fixture")
 
 
@@ -46,8 +49,13 @@ def _version(value: bool) -> None:
 def root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
+    max_decompressed_bytes: Annotated[int, typer.Option(
+        "--max-decompressed-bytes", metavar="N", min=1, envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
+        help="Refuse to inflate any compressed batch or wrapper beyond N bytes (a decompression-bomb "
+        "defect instead), for every subcommand.")] = codecs.DEFAULT_MAX_OUTPUT,
 ) -> None:
     """Forensic toolkit for Apache Kafka broker data directories."""
+    codecs.set_max_output(max_decompressed_bytes)
 
 
 def main() -> None:

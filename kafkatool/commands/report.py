@@ -1,0 +1,257 @@
+"""``kafkatool report``: one self-contained HTML incident report for people who will never run the CLI.
+
+It runs the same engines as ``check``, ``replay-producers``, ``simulate-restart`` and, when several brokers
+hold the same partition, ``simulate-replication``'s replica mode, on the same inputs, and hands their
+documents to the HTML renderer. Nothing here decides anything the subcommands do not.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafkatool.commands import simulate_restart as restart_cmd
+from kafkatool.commands.check import finding_row
+from kafkatool.commands.common import run_guarded
+from kafkatool.commands.replay_producers import DEFAULT_TXN_TIMEOUT_MS
+from kafkatool.commands.replay_producers import build_document as replay_document
+from kafkatool.commands.replica_sets import analyse
+from kafkatool.engine.check import SEVERITY_RANK, check_broker_identity, check_log_dir
+from kafkatool.engine.replay import replay
+from kafkatool.engine.report import follower_losses, restart_marks, verdict
+from kafkatool.engine.restart import RestartOptions, simulate_restart
+from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.model import LogDirData, PartitionData, RecordBatch
+from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
+from kafkatool.render.html_report import render_html
+from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
+from kafkatool.writing.atomic import ensure_outside, write_atomic
+
+# Sections contributed by other analyses (e.g. internal topics): each takes the report document and the
+# decoded log dirs and returns ``{"id", "title", "intro", "columns", "rows", "commands"}`` or ``None``.
+SectionHook = Callable[[dict[str, Any], list[tuple[str, LogDirData]]], dict[str, Any] | None]
+SECTION_HOOKS: list[SectionHook] = []
+
+
+def _q(path: str) -> str:
+    return shlex.quote(path)
+
+
+def producer_spans(part: PartitionData) -> list[dict[str, Any]]:
+    """Each producer's data batches as offset ranges, consecutive batches merged (for the producer plot)."""
+    spans: list[dict[str, Any]] = []
+    last: dict[int, dict[str, Any]] = {}
+    for seg in part.segments:
+        for e in seg.entries:
+            if not isinstance(e, RecordBatch) or e.producer_id < 0 or e.is_control:
+                continue
+            prev = last.get(e.producer_id)
+            if prev is not None and prev["last_offset"] + 1 >= e.base_offset \
+                    and prev["transactional"] == e.is_transactional:
+                prev["last_offset"] = e.last_offset
+                continue
+            span = {"producer_id": e.producer_id, "first_offset": e.base_offset, "last_offset": e.last_offset,
+                    "transactional": e.is_transactional}
+            spans.append(span)
+            last[e.producer_id] = span
+    return spans
+
+
+def segments_on_disk(part: PartitionData) -> list[dict[str, Any]]:
+    """The segments as read: offsets held, bytes, bytes that are not a valid batch, defects."""
+    return [{"base_offset": s.base_offset, "next_offset": s.next_offset, "size_bytes": s.log_size,
+             "valid_bytes": s.valid_bytes, "file": s.log_file, "defects": len(s.defects)} for s in part.segments]
+
+
+def _hw_checkpoint(data: LogDirData, part: PartitionData) -> int | None:
+    entries = data.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT)
+    if not entries or part.topic_partition is None:
+        return None
+    return entries.get(part.topic_partition)
+
+
+def _label(path: str, data: LogDirData) -> str:
+    node = data.meta_properties.node_id if data.meta_properties is not None else None
+    return f"broker {node}" if node is not None else path
+
+
+def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_ms: int) -> dict[str, Any]:
+    """One input path: check findings, the simulated restart and a producer replay of each partition."""
+    data = inputs.log_dir
+    checked = data if not inputs.single_partition else read_log_dir(path)
+    findings = [finding_row(f, path) for f in check_log_dir(checked)]
+    clock = now if now is not None else int(time.time() * 1000)
+    result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock))
+    restart_doc = restart_cmd.build_document(result)
+    by_dir = {p["directory"]: p for p in restart_doc["partitions"]}
+    label = _label(path, data)
+    now_arg = f" --now {now}" if now is not None else ""
+    partitions = []
+    for part in data.partitions:
+        r = by_dir.get(part.directory)
+        if r is None:
+            continue
+        part_path = path if inputs.single_partition else str(Path(path) / part.directory)
+        rep = replay(part)
+        tp = part.topic_partition
+        rdoc = replay_document(rep, directory=part.directory, topic=tp.topic if tp else part.directory,
+                               partition=tp.partition if tp else None, high_watermark=_hw_checkpoint(data, part),
+                               now=now if now is not None else rep.manager.last_timestamp, timeout_ms=timeout_ms)
+        timeout_arg = f" --transaction-timeout-ms {timeout_ms}" if timeout_ms != DEFAULT_TXN_TIMEOUT_MS else ""
+        partitions.append({
+            "log_dir": path, "log_dir_label": label, "directory": part.directory,
+            "restart": r, "marks": restart_marks(r), "replay": rdoc,
+            "segments_on_disk": segments_on_disk(part),
+            "epochs_on_disk": [{"epoch": e.epoch, "start_offset": e.start_offset} for e in part.leader_epochs or []],
+            "producer_spans": producer_spans(part),
+            "commands": {
+                "segments": f"kafkatool simulate-restart --partition {_q(part.directory)}{now_arg} {_q(path)}",
+                "epochs": f"kafkatool dump-segment {_q(part_path + '/leader-epoch-checkpoint')}",
+                "producers": f"kafkatool replay-producers{now_arg}{timeout_arg} {_q(part_path)}",
+                "damage": f"kafkatool dump-segment --verify {_q(part_path)}",
+            },
+        })
+    return {"path": path, "label": label, "data": checked, "findings": findings, "partitions": partitions,
+            "clean_shutdown_marker": result.marker_present}
+
+
+def replica_groups(paths: list[dict[str, Any]]) -> dict[str, dict[int, str]]:
+    """Partitions held by several of the inputs, keyed by directory: broker id (meta.properties) to path."""
+    groups: dict[str, dict[int, str]] = {}
+    for i, p in enumerate(paths):
+        meta = p["data"].meta_properties
+        broker = meta.node_id if meta is not None and meta.node_id is not None else i + 1
+        for part in p["partitions"]:
+            group = groups.setdefault(part["directory"], {})
+            if broker in group:
+                raise UsageError(f"{p['path']} and {group[broker]} are both broker {broker} "
+                                 f"(meta.properties): give each broker's log dir once")
+            group[broker] = p["path"]
+    return {k: v for k, v in groups.items() if len(v) >= 2}
+
+
+def replica_set(partition: str, brokers: dict[int, str], paths: list[dict[str, Any]], *, leader: int | None,
+                isr: list[int] | None, leader_epoch: int | None, now: int | None) -> dict[str, Any]:
+    """simulate-replication's replica mode on one partition held by several brokers."""
+    if leader is None:
+        # The replica with the newest leader epoch, then the longest log: the one a controller last elected.
+        def rank(b: int) -> tuple[int, int]:
+            part = next(q for p in paths if p["path"] == brokers[b] for q in p["partitions"]
+                        if q["directory"] == partition)
+            epochs = part["restart"]["leader_epochs"]
+            return (epochs[-1]["epoch"] if epochs else -1, part["restart"]["log_end_offset"] or 0)
+
+        chosen = max(sorted(brokers), key=rank)
+    elif leader not in brokers:
+        raise UsageError(f"--leader {leader} is not one of the brokers holding {partition}: {sorted(brokers)}")
+    else:
+        chosen = leader
+    members = [b for b in (isr or sorted(brokers)) if b in brokers] or sorted(brokers)
+    clock = now if now is not None else int(time.time() * 1000)
+    doc = analyse({b: Path(p) for b, p in brokers.items()}, partition=partition, leader=chosen, isr=members,
+                  leader_epoch=leader_epoch, now=clock)
+    args = [f"--replica {b}={_q(brokers[b])}" for b in sorted(brokers)]
+    command = (f"kafkatool simulate-replication {' '.join(args)} --partition {_q(partition)} --leader {chosen} "
+               f"--isr {','.join(map(str, members))}"
+               + (f" --leader-epoch {leader_epoch}" if leader_epoch is not None else "")
+               + (f" --now {now}" if now is not None else ""))
+    batches: dict[int, list[dict[str, Any]]] = {}
+    for b, p in brokers.items():
+        part = next(q for x in paths if x["path"] == p for q in x["data"].partitions if q.directory == partition)
+        batches[b] = [{"base_offset": e.base_offset, "last_offset": e.last_offset,
+                       "epoch": e.partition_leader_epoch} for s in part.segments for e in s.entries
+                      if isinstance(e, RecordBatch)]
+    doc.update({"leader_chosen_by": "--leader" if leader is not None else "newest leader epoch",
+                "isr_given": isr is not None, "command": command, "batches": batches,
+                "follower_losses": follower_losses(doc)})
+    return doc
+
+
+def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: int | None, isr: list[int] | None,
+                 leader_epoch: int | None) -> dict[str, Any]:
+    """The whole report document (see ``render/html_report``)."""
+    analysed = [analyse_path(p, read_restart_inputs(p), now=now, timeout_ms=timeout_ms) for p in paths]
+    findings = [f for a in analysed for f in a["findings"]]
+    brokers = broker_groups(analysed)
+    for group in brokers.values():
+        findings += [finding_row(f, "*") for f in check_broker_identity([a["data"] for a in group])]
+    findings.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], r["log_dir"], r["file"], r["position"] or 0))
+    groups = replica_groups(analysed)
+    doc: dict[str, Any] = {
+        "inputs": [{"path": a["path"], "label": a["label"], "clean_shutdown_marker": a["clean_shutdown_marker"]}
+                   for a in analysed],
+        "now": now,
+        "findings": findings,
+        "check_commands": ["kafkatool check " + " ".join(_q(a["path"]) for a in group) for group in brokers.values()],
+        "partitions": [p for a in analysed for p in a["partitions"]],
+        "replica_sets": [replica_set(name, brokers, analysed, leader=leader, isr=isr, leader_epoch=leader_epoch,
+                                     now=now) for name, brokers in sorted(groups.items())],
+    }
+    doc["sections"] = [s for hook in SECTION_HOOKS if (s := hook(doc, [(a["path"], a["data"]) for a in analysed]))]
+    doc["verdict"] = verdict(doc)
+    return doc
+
+
+def broker_groups(analysed: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The inputs per broker (``node.id`` of meta.properties; an input without one stands alone), so that
+    ``check``'s cross-log-dir identity rules apply to the log dirs of one broker only, as ``check`` runs."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for a in analysed:
+        meta = a["data"].meta_properties
+        key = f"node {meta.node_id}" if meta is not None and meta.node_id is not None else a["path"]
+        out.setdefault(key, []).append(a)
+    return out
+
+
+def command(
+    paths: Annotated[list[str], typer.Argument(help="Log dirs of one or more brokers, or partition directories.",
+                                               metavar="PATH", show_default=False)],
+    out: Annotated[str, typer.Option("--out", "-o", metavar="REPORT.html",
+                                     help="The HTML file to write (never inside an input).")],
+    force: Annotated[bool, typer.Option("--force", help="Replace REPORT.html if it exists.")] = False,
+    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+                                            help="The clock for the restart and for hanging transactions "
+                                                 "(default: as simulate-restart and replay-producers).")] = None,
+    transaction_timeout_ms: Annotated[int, typer.Option(
+        "--transaction-timeout-ms", metavar="MS", min=1,
+        help="An open transaction older than this is reported as hanging.")] = DEFAULT_TXN_TIMEOUT_MS,
+    leader: Annotated[int | None, typer.Option(
+        "--leader", metavar="BROKER_ID",
+        help="Replica sets: the current leader (default: the broker with the newest leader epoch).")] = None,
+    isr: Annotated[str | None, typer.Option("--isr", metavar="IDS",
+                                            help="Replica sets: the last known ISR, comma-separated "
+                                                 "(default: every broker given).")] = None,
+    leader_epoch: Annotated[int | None, typer.Option(
+        "--leader-epoch", metavar="N", help="Replica sets: the current leader epoch (default: the leader's latest).")]
+    = None,
+    title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="The report's title.")] = None,
+) -> None:
+    """Write a self-contained HTML incident report: verdict, segment maps, epochs, producers, replicas, findings."""
+
+    def body() -> int:
+        for p in paths:
+            if not Path(p).is_dir():
+                raise UnreadableInputError(p, "not a log dir or partition directory")
+        target = Path(out)
+        ensure_outside(target, [Path(p) for p in paths])
+        if target.exists() and not force:
+            raise UsageError(f"{out} exists: give --force to replace it")
+        if target.is_dir():
+            raise UsageError(f"{out} is a directory")
+        try:
+            members = [int(x) for x in isr.split(",")] if isr else None
+        except ValueError:
+            raise UsageError(f"--isr expects comma-separated broker ids, not {isr!r}") from None
+        doc = build_report(paths, now=now, timeout_ms=transaction_timeout_ms, leader=leader, isr=members,
+                           leader_epoch=leader_epoch)
+        doc["title"] = title or "Kafka incident report: " + ", ".join(i["label"] for i in doc["inputs"])
+        write_atomic(target, render_html(doc).encode())
+        return int(ExitCode.CLEAN if doc["verdict"]["level"] == "healthy" else ExitCode.DEFECTS)
+
+    run_guarded(body)
