@@ -13,7 +13,7 @@ from kafkatool.schema.log_segment import WalkItem, walk_log
 
 @contextmanager
 def open_log(path: str | Path, *, deep: bool = False, verify_crc: bool = True, max_bytes: int | None = None,
-             label: str | None = None, max_output: int = 1 << 31) -> Iterator[Iterator[WalkItem]]:
+             label: str | None = None, max_output: int | None = None) -> Iterator[Iterator[WalkItem]]:
     """Map a segment read-only and walk it: entries in order, with defects where the bytes are bad.
 
     ``label`` is the name used in defects (defaults to the path as given).

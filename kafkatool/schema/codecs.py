@@ -17,7 +17,10 @@
   ``ZstdInputStream`` reads them.
 
 Decompression is bounded by ``max_output``: no codec inflates more than a bounded overshoot past it
-before failing, so a hostile payload cannot exhaust memory. Every failure is a
+before failing, so a hostile payload cannot exhaust memory. Kafka itself has no such bound (a batch is as
+large as ``message.max.bytes`` allows compressed); the default, ``DEFAULT_MAX_OUTPUT`` (64 MiB), is far above
+what a real batch inflates to, and the command line changes it for the whole process
+(``kafkatool --max-decompressed-bytes N``, see :func:`set_max_output`). Every failure is a
 :class:`~kafkatool.errors.CodecError` on field ``records``, positioned in the compressed payload when
 the position is known; no library exception escapes.
 """
@@ -34,7 +37,7 @@ import zstandard
 from kafkatool.errors import CodecError
 from kafkatool.model import Compression
 
-DEFAULT_MAX_OUTPUT = 1 << 31
+DEFAULT_MAX_OUTPUT = 64 << 20
 FIELD = "records"
 
 GZIP_WBITS = 16 + zlib.MAX_WBITS
@@ -75,14 +78,31 @@ ZSTD_FEED_MIN = 64
 ZSTD_FEED_MAX = 64 << 10
 
 _ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
+_configured_max_output = DEFAULT_MAX_OUTPUT
+
+
+def set_max_output(limit: int) -> None:
+    """Set the decompression cap used when a caller passes none (the CLI's ``--max-decompressed-bytes``)."""
+    global _configured_max_output
+    if limit < 1:
+        raise ValueError(f"the decompression cap must be positive, not {limit}")
+    _configured_max_output = limit
+
+
+def max_output_limit() -> int:
+    """The decompression cap in force: :data:`DEFAULT_MAX_OUTPUT` unless :func:`set_max_output` changed it."""
+    return _configured_max_output
 
 
 def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
-               max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
-    """Decompress a batch (or legacy wrapper) payload as Kafka reads it; never more than ``max_output`` bytes.
+               max_output: int | None = None) -> bytes:
+    """Decompress a batch (or legacy wrapper) payload as Kafka reads it; never more than ``max_output`` bytes
+    (the configured cap, :func:`max_output_limit`, when ``None``).
 
     ``magic`` matters for lz4 only (the magic 0 descriptor checksum is ignored, as Kafka does).
     """
+    if max_output is None:
+        max_output = _configured_max_output
     raw = bytes(data)
     try:
         if codec is Compression.NONE:

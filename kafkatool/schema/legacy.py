@@ -27,7 +27,7 @@ from construct import Int8sb, Int32sb, Int32ub, Int64sb, Struct
 
 from kafkatool.errors import CodecError, DecodeError
 from kafkatool.model import NO_TIMESTAMP, Compression, LegacyBatch, Record, TimestampType
-from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, compress, decompress
+from kafkatool.schema.codecs import compress, decompress
 from kafkatool.schema.fixed import NullableBytes, derive_struct
 
 # --- declarations ---------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def _as_record(e: LegacyBatch, offset: int, timestamp: int, position: int | None
                   crc_valid=e.crc_valid)
 
 
-def inner_records(entry: LegacyBatch, *, max_output: int = DEFAULT_MAX_OUTPUT) -> list[Record]:
+def inner_records(entry: LegacyBatch, *, max_output: int | None = None) -> list[Record]:
     """Records of a shallow entry, as Kafka iterates an ``AbstractLegacyRecordBatch``.
 
     An uncompressed entry is its own single record. A wrapper is decompressed (at most ``max_output``

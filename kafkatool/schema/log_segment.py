@@ -120,7 +120,7 @@ def _all_zero(buf: bytes | memoryview, start: int, end: int) -> bool:
 
 
 def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_crc: bool = True,
-             start: int = 0, end: int | None = None, max_output: int = 1 << 31) -> Iterator[WalkItem]:
+             start: int = 0, end: int | None = None, max_output: int | None = None) -> Iterator[WalkItem]:
     """Yield every entry of a log buffer in order, and a :class:`Defect` wherever the bytes are bad.
 
     ``end`` limits the walk (``--max-bytes``); an entry crossing it is not reported as torn then, the
@@ -223,7 +223,7 @@ def _resync(buf: bytes | memoryview, file: str, pos: int, limit: int, reason: st
 
 
 def _read_v2(buf: memoryview, pos: int, deep: bool, verify_crc: bool,
-             max_output: int) -> tuple[RecordBatch, DecodeError | None]:
+             max_output: int | None) -> tuple[RecordBatch, DecodeError | None]:
     """One magic 2 batch; a record-level failure is returned, not raised, so the header still counts."""
     if len(buf) - pos < HEADER_SIZE:
         raise DecodeError("batch_header", f"needs {HEADER_SIZE} bytes, only {len(buf) - pos} remain", pos)
@@ -244,7 +244,7 @@ def _read_v2(buf: memoryview, pos: int, deep: bool, verify_crc: bool,
 
 
 def _read_legacy(buf: bytes | memoryview, pos: int, deep: bool,
-                 max_output: int) -> tuple[LegacyBatch, DecodeError | None]:
+                 max_output: int | None) -> tuple[LegacyBatch, DecodeError | None]:
     """One shallow legacy message (and, with ``deep``, its inner messages)."""
     from kafkatool.schema import legacy
 

@@ -126,7 +126,7 @@ def records_payload(buf: bytes | memoryview, batch: RecordBatch) -> memoryview:
 
 
 def decode_records(batch: RecordBatch, payload: bytes | memoryview, *,
-                   max_output: int = 1 << 31) -> list[Record]:
+                   max_output: int | None = None) -> list[Record]:
     """Decode every record of ``batch`` from its payload (decompressing when needed).
 
     Mirrors ``DefaultRecordBatch``'s iterator and ``DefaultRecord.readFrom`` checks: each record's body
@@ -293,7 +293,8 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
     return out
 
 
-def parse_batch(buf: bytes | memoryview, pos: int = 0, *, deep: bool = True, max_output: int = 1 << 31) -> RecordBatch:
+def parse_batch(buf: bytes | memoryview, pos: int = 0, *, deep: bool = True,
+                max_output: int | None = None) -> RecordBatch:
     """Header, CRC check and (with ``deep``) records of the batch at ``pos``."""
     batch = parse_batch_header(buf, pos)
     if batch.batch_length < BATCH_OVERHEAD or pos + batch.size_in_bytes > len(buf):
