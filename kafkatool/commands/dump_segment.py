@@ -25,7 +25,8 @@ from kafkatool.reading import small_files
 from kafkatool.reading.inventory import expand
 from kafkatool.reading.log import open_log, read_log
 from kafkatool.render.output import Diagnostics, Output, make_output
-from kafkatool.schema.filenames import FileKind, classify, offset_from_name
+from kafkatool.schema.filenames import FileKind, classify, offset_from_name, parse_partition_dir
+from kafkatool.schema.topic_records import DecodeFn, decoder_for_topic, decoder_named, decoders
 
 SMALL_KINDS = frozenset({
     FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX, FileKind.PRODUCER_SNAPSHOT,
@@ -53,6 +54,22 @@ class Decoder(StrEnum):
     none = "none"
 
 
+TopicDecoderName = StrEnum("TopicDecoderName", {n: n for n in ("auto", "none", *sorted(decoders()))})  # type: ignore[misc]
+
+
+def topic_decoder_for(path: Path, choice: str) -> DecodeFn | None:
+    """The internal-topic record decoder for a segment: by ``--decoder`` name, or (``auto``) by the topic of the
+    partition directory holding it; ``None`` for ordinary topics and ``none``."""
+    if choice == "none":
+        return None
+    if choice != "auto":
+        named = decoder_named(choice)
+        return None if named is None else named.decode
+    parsed = parse_partition_dir(path.resolve().parent.name)
+    found = decoder_for_topic(parsed[0].topic) if parsed and parsed[0] is not None else None
+    return None if found is None else found.decode
+
+
 @dataclass(frozen=True)
 class Options:
     """The parsed command line."""
@@ -64,6 +81,7 @@ class Options:
     offsets: tuple[int | None, int | None]
     max_bytes: int | None
     verify: bool
+    topic_decoder: str = "auto"
 
 
 def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
@@ -100,6 +118,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     filtered = lo is not None or hi is not None
     key_dec = opts.key_decoder if opts.print_data else None
     value_dec = opts.value_decoder if opts.print_data else None
+    topic_dec = topic_decoder_for(path, opts.topic_decoder) if opts.print_data else None
     out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
     count = 0
     last: LogEntry | None = None
@@ -117,8 +136,16 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
             if item.records is not None and (lo is not None or hi is not None):
                 item.records = [r for r in item.records if (lo is None or r.offset >= lo)
                                 and (hi is None or r.offset <= hi)]
-            out.row(rows.entry_row(item, key_decoder=key_dec, value_decoder=value_dec))
+            row = rows.entry_row(item, key_decoder=key_dec, value_decoder=value_dec, topic_decoder=topic_dec)
+            out.row(row)
             count += 1
+            for rec in row.get("records") or () if topic_dec is not None else ():
+                for reason in rec.get("decoded", {}).get("defects", ()):
+                    field, _, why = reason.partition(": ")
+                    d = Defect("record-decode", name, rec["position"], f"record {rec['offset']} {field}", why,
+                               "warning")
+                    defects.append(d)
+                    out.row(rows.defect_row(d))
     if checker is not None:
         for d in checker.defects:
             out.row(rows.defect_row(d))
@@ -269,10 +296,19 @@ def command(
     = 5 * 1024 * 1024,
     skip_record_metadata: Annotated[bool, typer.Option(
         "--skip-record-metadata", help="With --format kafka: print only keys and payloads of records.")] = False,
+    topic_decoder: Annotated[TopicDecoderName, typer.Option(  # type: ignore[valid-type]
+        "--decoder", metavar="NAME",
+        help="Record format of internal topics: auto (by the partition's topic name), none, or a decoder name "
+             "(" + ", ".join(sorted(decoders())) + "). A name implies --print-data.")]
+    = "auto",  # type: ignore[assignment]
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage."""
 
     def body() -> int:
+        choice = str(getattr(topic_decoder, "value", topic_decoder))
+        if fmt is Format.kafka and choice not in ("auto", "none"):
+            raise UsageError("--decoder NAME goes with --format table, json or jsonl (--format kafka prints what "
+                             "kafka-dump-log.sh prints without a decoder option)")
         if fmt is Format.kafka:
             from kafkatool.commands.dump_kafka import run_kafka_format
 
@@ -283,9 +319,10 @@ def command(
         if verify_index_only or index_sanity_check or skip_record_metadata:
             raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "
                              "--format kafka (use --verify for kafkatool's own checks)")
-        opts = Options(deep=deep or print_data, print_data=print_data, key_decoder=key_decoder.value,
+        shown = print_data or choice not in ("auto", "none")
+        opts = Options(deep=deep or shown, print_data=shown, key_decoder=key_decoder.value,
                        value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,
-                       verify=verify)
+                       verify=verify, topic_decoder=choice)
         return run(paths, fmt, opts)
 
     run_guarded(body)

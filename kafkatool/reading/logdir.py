@@ -63,14 +63,14 @@ def _decode(defects: list[Defect], name: str, code: str, fn: Callable[[bytes], o
         return None
 
 
-def _read_segment(seg: SegmentData, path: Path) -> None:
-    """Walk a segment shallow (CRC checked), decoding control batches' records."""
+def _read_segment(seg: SegmentData, path: Path, deep: bool = False) -> None:
+    """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``)."""
     with mapped(path) as buf:
-        for item in walk_log(buf, seg.log_file):
+        for item in walk_log(buf, seg.log_file, deep=deep):
             if isinstance(item, Defect):
                 seg.defects.append(item)
                 continue
-            if isinstance(item, RecordBatch) and item.is_control:
+            if isinstance(item, RecordBatch) and item.is_control and item.records is None:
                 try:
                     item.records = rb.decode_records(item, rb.records_payload(buf, item))
                 except DecodeError as err:
@@ -78,8 +78,9 @@ def _read_segment(seg: SegmentData, path: Path) -> None:
             seg.entries.append(item)
 
 
-def read_partition(directory: Path, label: str) -> PartitionData:
-    """Read every file of a partition directory. ``label`` prefixes file names in defects."""
+def read_partition(directory: Path, label: str, *, deep: bool = False) -> PartitionData:
+    """Read every file of a partition directory. ``label`` prefixes file names in defects; ``deep`` decodes
+    every record of the segments (for the internal topics' records), not only control batches'."""
     parsed = parse_partition_dir(directory.name)
     part = PartitionData(label, parsed[0] if parsed else None, parsed[1] if parsed else "")
     segments: dict[int, SegmentData] = {}
@@ -102,7 +103,7 @@ def read_partition(directory: Path, label: str) -> PartitionData:
         if kind is FileKind.LOG and offset is not None:
             seg = segment(offset)
             seg.log_file, seg.log_size = name(p), p.stat().st_size
-            _read_segment(seg, p)
+            _read_segment(seg, p, deep)
         elif kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX) and offset is not None:
             data = read_bytes(p)
             seg = segment(offset)

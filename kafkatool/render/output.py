@@ -156,6 +156,13 @@ def _cell(row: Row, key: str) -> Text:
     return Text(str(value))
 
 
+def _decoded_cell(part: Any) -> Any:
+    """A decoded key or value as ``Type vN {data}``; raw hex (undecodable) as is."""
+    if isinstance(part, dict) and "data" in part:
+        return f"{part.get('type')} v{part.get('version')} {dumps(part['data'])}"
+    return part
+
+
 def _flags(row: Row) -> str:
     flags = []
     if row.get("is_transactional"):
@@ -200,7 +207,12 @@ class TableOutput:
             if len(self.pending) >= TABLE_CHUNK:
                 self._flush()
                 self.pending_type = rtype
-            self.pending.append({**rec, "type": "record"})
+            shown = {**rec, "type": "record"}
+            if "decoded" in rec:  # an internal topic's record: its decoded key and value instead of raw bytes
+                dec = rec["decoded"]
+                shown["key"] = _decoded_cell(dec["key"])
+                shown["value"] = "<tombstone>" if dec["tombstone"] else _decoded_cell(dec["value"])
+            self.pending.append(shown)
 
     def _flush(self) -> None:
         if not self.pending:

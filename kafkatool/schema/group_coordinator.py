@@ -1,0 +1,154 @@
+"""Records of ``__consumer_offsets``: the group coordinator's keys and values.
+
+Models Kafka's ``GroupCoordinatorRecordSerde`` (group-coordinator, via ``CoordinatorRecordSerde``): a key is a
+big-endian int16 *record type* followed by the key message in that version (0 and 1 ``OffsetCommitKey``,
+2 ``GroupMetadataKey``, 3..8 the KIP-848 ``ConsumerGroup*Key`` records); a value is an int16 version followed by
+the matching value message; a null value is a tombstone, whatever the type. Layouts follow the JSON schemas
+``group-coordinator/src/main/resources/common/message/*Key.json`` / ``*Value.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkatool.errors import DecodeError
+from kafkatool.schema.generated_message import Field, Message, read_message
+from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
+
+OFFSETS_TOPIC = "__consumer_offsets"
+SERDE = "GroupCoordinatorRecordSerde"
+
+
+def _key(name: str, version: int, *names: str) -> Message:
+    return Message(name, (version, version), None, tuple(Field(n, "string", (version, version)) for n in names))
+
+
+OFFSET_COMMIT_KEY = Message("OffsetCommitKey", (0, 1), None, (
+    Field("group", "string", (0, 1)), Field("topic", "string", (0, 1)), Field("partition", "int32", (0, 1))))
+OFFSET_COMMIT_VALUE = Message("OffsetCommitValue", (0, 4), 4, (
+    Field("offset", "int64"),
+    Field("leaderEpoch", "int32", (3, None), default=-1),
+    Field("metadata", "string"),
+    Field("commitTimestamp", "int64"),
+    Field("expireTimestamp", "int64", (1, 1), default=-1),
+))
+GROUP_METADATA_KEY = _key("GroupMetadataKey", 2, "group")
+GROUP_METADATA_VALUE = Message("GroupMetadataValue", (0, 4), 4, (
+    Field("protocolType", "string"),
+    Field("generation", "int32"),
+    Field("protocol", "string", nullable=(0, None)),
+    Field("leader", "string", nullable=(0, None)),
+    Field("currentStateTimestamp", "int64", (2, None), default=-1),
+    Field("members", "[]struct", fields=(
+        Field("memberId", "string"),
+        Field("groupInstanceId", "string", (3, None), nullable=(3, None)),
+        Field("clientId", "string"),
+        Field("clientHost", "string"),
+        Field("rebalanceTimeout", "int32", (1, None), default=-1),
+        Field("sessionTimeout", "int32"),
+        Field("subscription", "bytes"),
+        Field("assignment", "bytes"),
+    )),
+))
+_TOPIC_PARTITIONS = (Field("TopicId", "uuid"), Field("Partitions", "[]int32"))
+CONSUMER_GROUP_METADATA_KEY = _key("ConsumerGroupMetadataKey", 3, "GroupId")
+CONSUMER_GROUP_METADATA_VALUE = Message("ConsumerGroupMetadataValue", (0, 0), 0, (Field("Epoch", "int32"),))
+CONSUMER_GROUP_PARTITION_METADATA_KEY = _key("ConsumerGroupPartitionMetadataKey", 4, "GroupId")
+CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message("ConsumerGroupPartitionMetadataValue", (0, 0), 0, (
+    Field("Topics", "[]struct", fields=(
+        Field("TopicId", "uuid"), Field("TopicName", "string"), Field("NumPartitions", "int32"),
+        Field("PartitionMetadata", "[]struct", fields=(Field("Partition", "int32"), Field("Racks", "[]string"))),
+    )),
+))
+CONSUMER_GROUP_MEMBER_METADATA_KEY = _key("ConsumerGroupMemberMetadataKey", 5, "GroupId", "MemberId")
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message("ConsumerGroupMemberMetadataValue", (0, 0), 0, (
+    Field("InstanceId", "string", nullable=(0, None)),
+    Field("RackId", "string", nullable=(0, None)),
+    Field("ClientId", "string"),
+    Field("ClientHost", "string"),
+    Field("SubscribedTopicNames", "[]string"),
+    Field("SubscribedTopicRegex", "string", nullable=(0, None)),
+    Field("RebalanceTimeoutMs", "int32", default=-1),
+    Field("ServerAssignor", "string", nullable=(0, None)),
+    Field("ClassicMemberMetadata", "struct", nullable=(0, None), tag=0, fields=(
+        Field("SessionTimeoutMs", "int32"),
+        Field("SupportedProtocols", "[]struct", fields=(Field("Name", "string"), Field("Metadata", "bytes"))),
+    )),
+))
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("ConsumerGroupTargetAssignmentMetadataKey", 6, "GroupId")
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ConsumerGroupTargetAssignmentMetadataValue", (0, 0), 0,
+                                                          (Field("AssignmentEpoch", "int32"),))
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("ConsumerGroupTargetAssignmentMemberKey", 7, "GroupId",
+                                                   "MemberId")
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ConsumerGroupTargetAssignmentMemberValue", (0, 0), 0, (
+    Field("TopicPartitions", "[]struct", fields=_TOPIC_PARTITIONS),))
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _key("ConsumerGroupCurrentMemberAssignmentKey", 8, "GroupId",
+                                                    "MemberId")
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMemberAssignmentValue", (0, 0), 0, (
+    Field("MemberEpoch", "int32"),
+    Field("PreviousMemberEpoch", "int32"),
+    Field("State", "int8"),
+    Field("AssignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
+    Field("PartitionsPendingRevocation", "[]struct", fields=_TOPIC_PARTITIONS),
+))
+
+# Record type (the key's first int16) -> (kind, key message, value message), as apiMessageKeyFor/ValueFor.
+RECORD_TYPES: dict[int, tuple[str, Message, Message]] = {
+    0: ("offset_commit", OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
+    1: ("offset_commit", OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
+    2: ("group_metadata", GROUP_METADATA_KEY, GROUP_METADATA_VALUE),
+    3: ("consumer_group_metadata", CONSUMER_GROUP_METADATA_KEY, CONSUMER_GROUP_METADATA_VALUE),
+    4: ("consumer_group_partition_metadata", CONSUMER_GROUP_PARTITION_METADATA_KEY,
+        CONSUMER_GROUP_PARTITION_METADATA_VALUE),
+    5: ("consumer_group_member_metadata", CONSUMER_GROUP_MEMBER_METADATA_KEY, CONSUMER_GROUP_MEMBER_METADATA_VALUE),
+    6: ("consumer_group_target_assignment_metadata", CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    7: ("consumer_group_target_assignment_member", CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    8: ("consumer_group_current_member_assignment", CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+        CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+}
+
+
+def _version(data: bytes, part: str) -> int:
+    if len(data) < 2:
+        raise DecodeError(f"{part}.version", f"Could not read version from {part}'s buffer ({len(data)} bytes)", 0)
+    return int.from_bytes(data[:2], "big", signed=True)
+
+
+def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
+    """The record's kind and its key as ``{"version", "type", "data"}`` (``version`` is the record type)."""
+    rtype = _version(key, "key")
+    if rtype not in RECORD_TYPES:
+        raise DecodeError("key.version", f"unknown record type {rtype} (share-group or newer records are kept "
+                          "raw)", 0)
+    kind, message, _ = RECORD_TYPES[rtype]
+    return kind, {"version": rtype, "type": message.name, "data": read_message(message, rtype, key[2:], "key")}
+
+
+def decode_value(rtype: int, value: bytes) -> dict[str, Any]:
+    """A value of record type ``rtype`` as ``{"version", "type", "data"}``."""
+    message = RECORD_TYPES[rtype][2]
+    version = _version(value, "value")
+    return {"version": version, "type": message.name, "data": read_message(message, version, value[2:], "value")}
+
+
+def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
+    """Decode one ``__consumer_offsets`` record; never raises (undecodable parts stay hex, with a defect)."""
+    if key is None:
+        return DecodedRecord(None, None if value is None else value.hex(), None,
+                             ("key: null key (the offsets topic decoder needs a key)",))
+    try:
+        kind, dkey = decode_key(key)
+    except DecodeError as err:
+        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (f"{err.field}: {err.reason}",))
+    if value is None:
+        return DecodedRecord(dkey, None, kind)
+    try:
+        return DecodedRecord(dkey, decode_value(dkey["version"], value), kind)
+    except DecodeError as err:
+        return DecodedRecord(dkey, value.hex(), kind, (f"{err.field}: {err.reason}",))
+
+
+DECODER = register(TopicDecoder("group-coordinator", (OFFSETS_TOPIC,), decode,
+                                "__consumer_offsets: offset commits, classic and consumer group records"))

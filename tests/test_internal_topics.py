@@ -1,0 +1,123 @@
+"""Internal-topic record decoders against Kafka's own serdes: every record of ``__consumer_offsets`` and
+``__transaction_state`` in the corpus decodes, field for field, to the ``decoded`` Kafka wrote in expected.json."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from kafkatool.reading.logdir import read_partition
+from kafkatool.schema import group_coordinator, transaction_log
+from kafkatool.schema.topic_records import decoder_for_topic, decoder_named, decoders
+from tests.conftest import corpus_cases, load_expected, shared_dir
+
+runner = CliRunner()
+INTERNAL = ("__consumer_offsets", "__transaction_state")
+
+
+def internal_partitions() -> list[tuple[str, str]]:
+    out = []
+    for case in corpus_cases():
+        for name in load_expected(case)["before"].get("partitions", {}):
+            if name.rsplit("-", 1)[0] in INTERNAL:
+                out.append((case, name))
+    return out
+
+
+def expected_records(case: str, name: str) -> dict[int, dict[str, Any]]:
+    found = {}
+    for lf in load_expected(case)["before"]["partitions"][name]["logFiles"]:
+        for batch in lf["batches"]:
+            for r in batch.get("records", []):
+                if "decoded" in r:
+                    found[r["offset"]] = r["decoded"]
+    return found
+
+
+def test_the_corpus_holds_internal_topics() -> None:
+    """The cases named by the issue are there (else the parametrised tests below would silently be empty)."""
+    shared_dir("corpus")
+    names = {name for _, name in internal_partitions()}
+    assert {"__consumer_offsets-32", "__transaction_state-17"} <= names
+
+
+@pytest.mark.parametrize(("case", "name"), internal_partitions())
+def test_every_record_decodes_as_kafka_did(case: str, name: str) -> None:
+    """Key type/version, value version, both messages and the tombstone flag equal Kafka's decoding."""
+    part = read_partition(shared_dir("corpus") / case / "input" / name, name, deep=True)
+    decoder = decoder_for_topic(name.rsplit("-", 1)[0])
+    assert decoder is not None
+    want = expected_records(case, name)
+    seen = 0
+    for seg in part.segments:
+        for batch in seg.entries:
+            if batch.is_control:
+                continue
+            for r in batch.records:
+                got = decoder.decode(r.key, r.value)
+                exp = want[r.offset]
+                assert got.defects == ()
+                assert (got.key["version"], got.key["type"], got.key["data"]) == (
+                    exp["keyVersion"], exp["keyType"], exp["key"]), r.offset
+                if exp["tombstone"]:
+                    assert got.value is None, r.offset
+                else:
+                    assert (got.value["version"], got.value["type"], got.value["data"]) == (
+                        exp["valueVersion"], exp["valueType"], exp["value"]), r.offset
+                if "transactionStatusName" in exp:
+                    assert got.value["state"] == exp["transactionStatusName"]
+                seen += 1
+    assert seen == len(want)
+
+
+def test_registry_names_and_topics() -> None:
+    """Both decoders are registered by name and chosen by topic; ordinary topics get none."""
+    assert decoder_named("group-coordinator") is group_coordinator.DECODER
+    assert decoder_named("transaction-log") is transaction_log.DECODER
+    assert decoder_for_topic("__consumer_offsets") is group_coordinator.DECODER
+    assert decoder_for_topic("__transaction_state") is transaction_log.DECODER
+    assert decoder_for_topic("invoices") is None
+    assert {"group-coordinator", "transaction-log"} <= set(decoders())
+
+
+def test_offset_key_first_short_is_the_record_type() -> None:
+    """Key versions 0 and 1 are both OffsetCommitKey; the value version is independent of the key's."""
+    key = b"\x00\x00" + b"\x00\x01g" + b"\x00\x01t" + (7).to_bytes(4, "big")
+    value = b"\x00\x00" + (42).to_bytes(8, "big") + b"\x00\x00" + (5).to_bytes(8, "big")
+    got = group_coordinator.decode(key, value)
+    assert got.kind == "offset_commit" and got.key["data"] == {"group": "g", "topic": "t", "partition": 7}
+    assert got.value["data"] == {"offset": 42, "metadata": "", "commitTimestamp": 5}
+
+
+def test_unknown_versions_stay_raw_with_a_defect() -> None:
+    """An unknown record type, an unknown value version or short bytes never raise."""
+    unknown_type = group_coordinator.decode(b"\x00\x63abc", b"\x00\x00")
+    assert unknown_type.key == "0063616263" and unknown_type.defects
+    bad_value = group_coordinator.decode(b"\x00\x02\x00\x01g", b"\x00\x09\x00")
+    assert bad_value.key["data"] == {"group": "g"} and bad_value.value == "000900" and bad_value.defects
+    short = transaction_log.decode(b"\x00\x00\x00\x05ab", None)
+    assert short.key == "000000056162" and "key" in short.defects[0]
+    unknown_key = transaction_log.decode(b"\x00\x05\x00\x01a", b"\x00\x00")
+    assert "no version 5" in unknown_key.defects[0]
+
+
+def test_dump_segment_decodes_internal_topics_in_json() -> None:
+    """dump-segment picks the decoder from the partition directory and shows decoded keys and values."""
+    root = shared_dir("corpus") / "internal-topics-hanging-txn-clean" / "input"
+    res = runner.invoke(app, ["dump-segment", "--print-data", "-f", "jsonl",
+                              str(root / "__transaction_state-17" / "00000000000000000000.log")])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    records = [r for row in rows if row.get("type") == "batch" for r in row.get("records", [])]
+    want = expected_records("internal-topics-hanging-txn-clean", "__transaction_state-17")
+    assert len(records) == len(want)
+    for r in records:
+        assert r["decoded"]["key"]["data"] == want[r["offset"]]["key"]
+        assert r["decoded"]["value"]["data"] == want[r["offset"]]["value"]
+    plain = runner.invoke(app, ["dump-segment", "--print-data", "--decoder", "none", "-f", "jsonl",
+                                str(root / "__transaction_state-17" / "00000000000000000000.log")])
+    assert "decoded" not in plain.stdout
