@@ -14,7 +14,7 @@ from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.logdir import partition_with_high_watermark
 from kafkatool.render.replay_report import render_replay
 from kafkatool.schema.producer_snapshot import build_producer_snapshot
-from kafkatool.writing.atomic import ensure_outside, write_atomic
+from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
 
@@ -120,6 +120,8 @@ def command(
         help="Write the producer snapshot Kafka would write at the end of the replay (or --at).")] = None,
     at: Annotated[int | None, typer.Option("--at", metavar="OFFSET",
                                            help="With --write-snapshot: the snapshot's offset.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --write-snapshot: replace an existing OUT_FILE.")]
+    = False,
     fmt: Annotated[ReplayFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = ReplayFormat.table,
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
@@ -134,15 +136,15 @@ def command(
         path = Path(partition_dir)
         if not path.is_dir():
             raise UnreadableInputError(partition_dir, "not a partition directory")
+        if write_snapshot is not None:
+            prepare_output_file(Path(write_snapshot), [path], force=force)
         part, hw = partition_with_high_watermark(path)
         try:
             result = replay(part, from_snapshot=parse_from(from_snapshot), until=at if at is not None else until)
         except ReplayError as err:
             raise UsageError(str(err)) from None
         if write_snapshot is not None:
-            target = Path(write_snapshot)
-            ensure_outside(target, [path])
-            write_atomic(target, build_producer_snapshot(result.manager.snapshot_entries()))
+            write_atomic(Path(write_snapshot), build_producer_snapshot(result.manager.snapshot_entries()))
         clock = now if now is not None else result.manager.last_timestamp
         tp = part.topic_partition
         doc = build_document(result, directory=part.directory, topic=tp.topic if tp else part.directory,

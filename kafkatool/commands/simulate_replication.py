@@ -16,7 +16,7 @@ from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
 from kafkatool.render.plot import plot_timeline
 from kafkatool.render.replication_report import render_replica_set, render_replication
-from kafkatool.writing.atomic import write_atomic
+from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
 
 class ReplicationFormat(StrEnum):
@@ -131,6 +131,7 @@ def command(
     plot: Annotated[str | None, typer.Option(
         "--plot", metavar="FILE.svg|png", help="Scenario mode: draw LEO and HW per replica over the events "
                                                "(needs the plot extra: matplotlib).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --plot: replace an existing FILE.")] = False,
 ) -> None:
     """Step one partition's leader and followers through a scenario, or compare real replicas' log dirs:
     HW, ISR, divergence, truncation, losses."""
@@ -141,6 +142,10 @@ def command(
         if scenario_file is None:
             raise UsageError("give SCENARIO.json, or --replica BROKER_ID=LOG_DIR ... --partition TOPIC-N --leader ID")
         path = Path(scenario_file)
+        if plot is not None:
+            if Path(plot).resolve() == path.resolve():
+                raise UsageError(f"refusing to write {plot}: it is the scenario file")
+            prepare_output_file(Path(plot), [], force=force)
         scenario = load_scenario(path)
         try:
             result = run(scenario)

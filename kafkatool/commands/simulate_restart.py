@@ -23,7 +23,7 @@ from kafkatool.schema.filenames import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
-from kafkatool.writing.atomic import ensure_outside, write_tree
+from kafkatool.writing.atomic import prepare_output_dir, replace_tree
 
 SCHEMA_VERSION = 1
 
@@ -140,11 +140,15 @@ def command(
         "--apply-to", metavar="OUT_DIR",
         help="Write the log dir as Kafka leaves it after this load into OUT_DIR (new or empty; never the input).")]
     = None,
+    force: Annotated[bool, typer.Option("--force", help="With --apply-to: replace a non-empty OUT_DIR whole.")]
+    = False,
 ) -> None:
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
 
     def body() -> int:
         path = Path(log_dir)
+        if apply_to is not None:
+            prepare_output_dir(Path(apply_to), [path], force=force)
         inputs = read_restart_inputs(path)
         label = partition
         if inputs.single_partition and partition is not None and partition != inputs.log_dir.partitions[0].directory:
@@ -156,12 +160,9 @@ def command(
                                  recovery_point=recovery_point, index_interval_bytes=index_interval_bytes)
         result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
         if apply_to is not None:
-            target = Path(apply_to)
-            ensure_outside(target, [path])
-            if target.exists() and (not target.is_dir() or any(target.iterdir())):
-                raise UsageError(f"--apply-to {apply_to}: exists and is not an empty directory")
             source = path.parent if inputs.single_partition else path
-            write_tree(recovered_tree(result, inputs.log_dir, source), target)
+            prepare_output_dir(Path(apply_to), [path, source], force=force)
+            replace_tree(recovered_tree(result, inputs.log_dir, source), Path(apply_to))
         doc = build_document(result)
         render_restart(doc, fmt.value)
         if any(p["outcome"] == "failed" for p in doc["partitions"]):

@@ -1,12 +1,16 @@
 """Atomic file creation: the only way kafkatool writes anything.
 
 A file is written to a temporary name in its destination directory, flushed and fsynced, then renamed
-over the target, so a reader never sees half a file. Writing inside an input directory is refused.
+over the target, so a reader never sees half a file; a directory tree is written into a staging directory
+beside its destination and renamed into place whole. Writing inside an input directory is refused, so is
+replacing an existing output without ``--force``, writing through a symbolic link, and any file whose path
+would leave the output directory.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,6 +26,47 @@ def ensure_outside(target: Path, inputs: Iterable[Path]) -> None:
         root = base if base.is_dir() else base.parent
         if resolved == root or root in resolved.parents:
             raise UsageError(f"refusing to write {target}: it is inside the input {src}")
+
+
+def _refuse_link_or_dir(target: Path) -> None:
+    if target.is_symlink():
+        raise UsageError(f"refusing to write {target}: it is a symbolic link")
+
+
+def prepare_output_file(target: Path, inputs: Iterable[Path], *, force: bool) -> None:
+    """Check an output file before any work is written: outside the inputs, not a symbolic link, not a
+    directory, and not an existing file unless ``force``."""
+    ensure_outside(target, inputs)
+    _refuse_link_or_dir(target)
+    if target.is_dir():
+        raise UsageError(f"refusing to write {target}: it is a directory")
+    if target.exists() and not force:
+        raise UsageError(f"refusing to write {target}: it already exists (use --force to replace it)")
+
+
+def prepare_output_dir(target: Path, inputs: Iterable[Path], *, force: bool) -> None:
+    """Check an output directory: outside the inputs, not a symbolic link or a file, and new or empty unless
+    ``force`` (which replaces it whole, see :func:`replace_tree`)."""
+    ensure_outside(target, inputs)
+    _refuse_link_or_dir(target)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"refusing to write {target}: it exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise UsageError(f"refusing to write {target}: it is not an empty directory (use --force to replace it)")
+
+
+def _inside(out: Path, name: str) -> Path:
+    """``out``/``name``, refused if ``name`` is absolute, climbs with ``..`` or goes through a symbolic link."""
+    parts = name.split("/")
+    if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise UsageError(f"refusing to write {name!r}: not a plain relative path")
+    dest = out.joinpath(*parts)
+    probe = out
+    for part in parts:
+        probe = probe / part
+        if probe.is_symlink():
+            raise UsageError(f"refusing to write {dest}: {probe} is a symbolic link")
+    return dest
 
 
 def _umask() -> int:
@@ -49,6 +94,27 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
-    """Write every file of ``tree`` (relative ``/`` paths) under ``out``, in sorted order, each atomically."""
+    """Write every file of ``tree`` (relative ``/`` paths) under ``out``, in sorted order, each atomically;
+    no file is written through a symbolic link or outside ``out``."""
     for name in sorted(tree):
-        write_atomic(out.joinpath(*name.split("/")), tree[name])
+        write_atomic(_inside(out, name), tree[name])
+
+
+def replace_tree(tree: Mapping[str, bytes], out: Path) -> None:
+    """Make ``out`` hold exactly ``tree``: written into a staging directory beside it, then renamed into place,
+    so ``out`` is never seen half written (an existing ``out`` is replaced: check with :func:`prepare_output_dir`)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        os.chmod(staging, 0o777 & ~_umask())
+        write_tree(tree, staging)
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            os.rename(out, old / "previous")
+        os.rename(staging, out)
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
