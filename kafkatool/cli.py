@@ -11,6 +11,7 @@ from kafkatool.commands import (
     check,
     dump_segment,
     fixture,
+    metadata,
     replay_producers,
     report,
     scan,
@@ -35,6 +36,7 @@ app.command("replay-producers", no_args_is_help=True)(replay_producers.command)
 app.command("simulate-restart", no_args_is_help=True)(simulate_restart.command)
 app.command("simulate-replication", no_args_is_help=True)(simulate_replication.command)
 app.command("scan", no_args_is_help=True)(scan.command)
+app.command("metadata", no_args_is_help=True)(metadata.command)
 app.command("report", no_args_is_help=True)(report.command)
 app.add_typer(fixture.app, name="fixture")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkatool.errors import DecodeError
+from kafkatool.model import Defect, RecordBatch
 from kafkatool.schema.kafka_message import Field as F
 from kafkatool.schema.kafka_message import Message, read_message
 from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
@@ -187,6 +188,66 @@ def parse_metadata_record(value: bytes | memoryview) -> MetadataRecord:
     if end != len(data):
         raise DecodeError("value", f"Found {len(data) - end} byte(s) of garbage after {api_key}", end)
     return MetadataRecord(frame, api_key, version, message.name, fields)
+
+
+@dataclass(frozen=True, slots=True)
+class MetaRecord:
+    """One record of a raft batch: its offset and decoded metadata record (``None`` when undecodable)."""
+
+    offset: int
+    record: MetadataRecord | None
+
+
+@dataclass(frozen=True, slots=True)
+class MetaBatch:
+    """A raft batch as the listener sees it: offsets, epoch, append time and its metadata records.
+
+    Control batches carry no metadata records (raft consumes them itself).
+    """
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    append_time: int
+    is_control: bool
+    records: tuple[MetaRecord, ...]
+    file: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SnapshotId:
+    """Raft's ``OffsetAndEpoch``: a snapshot's end offset (exclusive) and the epoch of its last record."""
+
+    end_offset: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotFile:
+    """A KRaft snapshot file found in the partition directory: its id and name suffix."""
+
+    name: str
+    snapshot_id: SnapshotId
+    suffix: str
+
+
+def meta_batch(batch: RecordBatch, file: str) -> tuple[MetaBatch, list[Defect]]:
+    """A deep-read raft batch as the metadata listener sees it, with a defect per undecodable record."""
+    defects: list[Defect] = []
+    records: list[MetaRecord] = []
+    if not batch.is_control:
+        for r in batch.records or ():
+            try:
+                if r.value is None:
+                    raise DecodeError("value", "null metadata record value", 0)
+                records.append(MetaRecord(r.offset, parse_metadata_record(r.value)))
+            except DecodeError as err:
+                where = None if r.position is None else r.position
+                defects.append(Defect("metadata-record", file, where, err.field, f"offset {r.offset}: {err.reason}"))
+                records.append(MetaRecord(r.offset, None))
+    return MetaBatch(batch.base_offset, batch.last_offset, batch.partition_leader_epoch, batch.max_timestamp,
+                     batch.is_control, tuple(records), file, batch.position), defects
 
 
 def _decode(key: bytes | None, value: bytes | None) -> DecodedRecord:

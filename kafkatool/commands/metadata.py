@@ -1,0 +1,203 @@
+"""``kafkatool metadata``: the KRaft metadata log loaded as Kafka loads it, replayed into the cluster image."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafkatool.commands.common import run_guarded
+from kafkatool.engine import metadata_image as mi
+from kafkatool.engine.restart import RestartOptions, simulate_partition
+from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.model import Defect, LogDirData
+from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.metadata_log import (
+    MetadataFiles,
+    find_metadata_partition,
+    read_meta_batches,
+    read_metadata_files,
+)
+from kafkatool.render.metadata_report import render_metadata
+from kafkatool.schema.filenames import DirState
+from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch
+
+
+class MetadataFormat(StrEnum):
+    """Output formats."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+def _defect_json(d: Defect) -> dict[str, Any]:
+    return {"code": d.code, "severity": d.severity, "file": d.file, "position": d.position, "field": d.field,
+            "reason": d.reason}
+
+
+def _snapshot_info(batches: list[MetaBatch]) -> dict[str, Any]:
+    records = sum(len(b.records) for b in batches)
+    last = batches[-1] if batches else None
+    return {"batches": len(batches), "metadata_records": records,
+            "last_offset_in_file": None if last is None else last.last_offset}
+
+
+def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> tuple[dict[str, Any], mi.Image]:
+    """Load the metadata partition as ``KafkaMetadataLog.apply`` and the raft client's first listener load do,
+    replay it, and build the output document (the ``--format json`` schema)."""
+    directory = files.directory
+    defects: list[Defect] = list(files.defects) + list(files.partition.defects)
+    for seg in files.partition.segments:
+        defects.extend(seg.defects)
+    restart = simulate_partition(LogDirData(str(directory.parent)), files.partition, {}, False, RestartOptions(), 0)
+    if restart.outcome != "loaded":
+        defects.append(Defect("metadata-log-load", directory.name, None, "log", restart.error or restart.outcome))
+    log_start = restart.log_start_offset or 0
+    log_end = restart.log_end_offset or 0
+    latest_epoch = restart.leader_epochs[-1].epoch if restart.leader_epochs else None
+    recovery = mi.recover_snapshots(files.snapshots, log_start, log_end, latest_epoch)
+    if log_start > 0 and (recovery.latest is None or recovery.latest.snapshot_id.end_offset < log_start):
+        defects.append(Defect("metadata-snapshot-missing", directory.name, None, "snapshots",
+                              f"Inconsistent snapshot state: there must be a snapshot at an offset larger then the "
+                              f"current log start offset {log_start}: Kafka refuses to start"))
+    # The log as kept: each surviving segment up to the bytes the load keeps, nothing after a full truncation.
+    log_batches: list[MetaBatch] = []
+    if not recovery.truncated_to_snapshot:
+        for seg in restart.segments:
+            path = directory / Path(seg.file).name
+            batches, bad = read_meta_batches(path, f"{directory.name}/{path.name}", seg.size_bytes)
+            log_batches.extend(b for b in batches if b.last_offset < log_end)
+            defects.extend(bad)
+    epoch_at = {b.last_offset: b.epoch for b in log_batches}
+    snapshot_doc: dict[str, Any] | None = None
+    snap_batches: list[MetaBatch] = []
+    start = recovery.log_start_offset
+    if recovery.latest is not None:
+        snap = recovery.latest
+        snap_batches, bad = read_meta_batches(directory / snap.name, f"{directory.name}/{snap.name}")
+        defects.extend(bad)
+        start = snap.snapshot_id.end_offset
+        snapshot_doc = {"file": snap.name, "end_offset": snap.snapshot_id.end_offset,
+                        "epoch": snap.snapshot_id.epoch, **_snapshot_info(snap_batches)}
+        sid = snap.snapshot_id
+        logged = epoch_at.get(sid.end_offset - 1)
+        if logged is not None and logged != sid.epoch:
+            defects.append(Defect("metadata-snapshot-epoch", f"{directory.name}/{snap.name}", None, "epoch",
+                                  f"snapshot epoch {sid.epoch} differs from the epoch {logged} of the log's record "
+                                  f"at offset {sid.end_offset - 1} (its last contained record)"))
+    replayer = mi.Replayer("snapshot")
+    replayer.replay_batches(snap_batches)
+    replayer.source = "log"
+    after = [b for b in log_batches if b.last_offset >= start]
+    replayer.replay_batches(after)
+    image = replayer.published()
+    defects.extend(replayer.defects)
+    doc: dict[str, Any] = {
+        "metadata_partition": str(directory),
+        "log": {"log_start_offset": recovery.log_start_offset, "log_end_offset": recovery.log_end_offset,
+                "latest_epoch": latest_epoch, "bytes_truncated": restart.bytes_truncated,
+                "segments": [{"file": Path(s.file).name, "base_offset": s.base_offset, "size": s.size_bytes,
+                              "next_offset": s.next_offset} for s in restart.segments],
+                "leader_epochs": [[e.epoch, e.start_offset] for e in restart.leader_epochs],
+                "steps": [{"action": s.action, "detail": s.detail, "file": s.file, "offset": s.offset}
+                          for s in restart.steps if s.action != "metadata-log"]},
+        "snapshots": {"retained": [s.name for s in recovery.retained],
+                      "deleted": [{"file": s.name, "reason": why} for s, why in recovery.deleted],
+                      "truncate_to_latest_snapshot": recovery.reason, "latest": snapshot_doc},
+        "quorum_state": files.quorum_state.to_json() if files.quorum_state else None,
+        "replay": {"source": (f"snapshot {snapshot_doc['file']} then log batches from offset {start}"
+                              if snapshot_doc else f"log batches from offset {start}"),
+                   "log_batches": len(after), "log_records_replayed": sum(len(b.records) for b in after)},
+        "image": mi.image_json(image),
+    }
+    if history_of is not None:
+        doc["history"] = history(recovery, log_batches, snap_batches, history_of)
+    doc["defects"] = [_defect_json(d) for d in defects]
+    return doc, image
+
+
+def history(recovery: mi.SnapshotRecovery, log_batches: list[MetaBatch], snap_batches: list[MetaBatch],
+            which: tuple[str, int]) -> list[dict[str, Any]]:
+    """Every change of one partition's leader and ISR: from the log start when the whole log is there, else from
+    the latest snapshot (whose state appears as one entry at the snapshot)."""
+    replayer = mi.Replayer("log")
+    if recovery.log_start_offset > 0 and snap_batches:
+        replayer.source = "snapshot"
+        replayer.replay_batches(snap_batches)
+        replayer.source = "log"
+        start = recovery.latest.snapshot_id.end_offset if recovery.latest else recovery.log_start_offset
+        log_batches = [b for b in log_batches if b.last_offset >= start]
+    replayer.replay_batches(log_batches)
+    topic, partition = which
+    return [mi.history_json(h) for h in replayer.history if h.topic == topic and h.partition == partition]
+
+
+def local_partitions(broker_dirs: list[str]) -> tuple[list[mi.LocalPartition], int | None, list[Defect]]:
+    """The partition directories of a broker's log dirs, with their ``partition.metadata`` topic ids."""
+    out: list[mi.LocalPartition] = []
+    broker_id: int | None = None
+    defects: list[Defect] = []
+    for d in broker_dirs:
+        path = Path(d)
+        if not path.is_dir():
+            raise UnreadableInputError(d, "not a log dir")
+        data = read_log_dir(path)
+        defects.extend(data.defects)
+        if data.meta_properties is not None and broker_id is None:
+            broker_id = data.meta_properties.node_id
+        for part in data.partitions:
+            tp = part.topic_partition
+            if tp is None or part.state != DirState.LIVE or tp.topic == METADATA_TOPIC:
+                continue
+            pm = part.partition_metadata
+            out.append(mi.LocalPartition(part.directory, tp.topic, tp.partition, pm.topic_id if pm else None))
+    return out, broker_id, defects
+
+
+def parse_partition(value: str) -> tuple[str, int]:
+    """``TOPIC-N`` split at its last dash."""
+    topic, _, number = value.rpartition("-")
+    if not topic or not number.isdigit():
+        raise UsageError(f"--history takes TOPIC-N (e.g. orders-0), not {value!r}")
+    return topic, int(number)
+
+
+def command(
+    log_dir: Annotated[str, typer.Argument(help="A KRaft log dir holding __cluster_metadata-0, or that directory.",
+                                           metavar="LOG_DIR", show_default=False)],
+    history_of: Annotated[str | None, typer.Option(
+        "--history", metavar="TOPIC-N",
+        help="List every change of this partition's leader and ISR, with its offset and time.")] = None,
+    check_broker: Annotated[list[str] | None, typer.Option(
+        "--check-broker", metavar="BROKER_LOG_DIR",
+        help="Compare this broker log dir's partitions with the image (topic ids, replicas, strays); repeatable.")]
+    = None,
+    broker_id: Annotated[int | None, typer.Option(
+        "--broker-id", metavar="ID", help="With --check-broker: the broker's id (default: meta.properties node.id).")]
+    = None,
+    fmt: Annotated[MetadataFormat, typer.Option("--format", "-f", help="table, json or jsonl.")]
+    = MetadataFormat.table,
+) -> None:
+    """Load a KRaft metadata log as Kafka does and print the cluster's metadata image."""
+
+    def body() -> int:
+        which = parse_partition(history_of) if history_of is not None else None
+        directory = find_metadata_partition(log_dir)
+        doc, image = load(read_metadata_files(directory), history_of=which)
+        failing = bool(doc["defects"])
+        if check_broker:
+            parts, found_id, bad = local_partitions(check_broker)
+            node = broker_id if broker_id is not None else found_id
+            checks = mi.cross_check(image, node, parts)
+            doc["broker_id"] = node
+            doc["topic_id_check"] = [mi.check_json(c) for c in checks]
+            doc["defects"].extend(_defect_json(d) for d in bad)
+            failing = failing or bool(bad) or any(c.stray or not c.match for c in checks)
+        render_metadata(doc, fmt.value)
+        return int(ExitCode.DEFECTS if failing else ExitCode.CLEAN)
+
+    run_guarded(body)
+

@@ -1,0 +1,515 @@
+"""Replaying the KRaft metadata log into the cluster's metadata image, and what a restart keeps of the log.
+
+Models, without files:
+
+* ``KafkaMetadataLog.recoverSnapshots`` (partial ``.checkpoint.part`` and ``.checkpoint.deleted`` files and
+  snapshots below the log start offset are deleted, the rest retained; the latest is the greatest
+  ``OffsetAndEpoch``) and ``truncateToLatestSnapshot`` (a latest snapshot whose epoch is above the log's
+  latest epoch, or equal with an end offset past the log end, truncates the log fully to start at it and
+  forgets the older snapshots);
+* ``KafkaRaftClient``'s first listener load: the latest snapshot, then every log batch from its end offset
+  (the metadata log persists no high watermark, so everything up to the log end counts as committed);
+* ``MetadataBatchLoader`` (Begin/End/AbortTransaction handled by the loader, never replayed into the image: an
+  aborted transaction is dropped, an unfinished one is not published) and ``MetadataDelta.replay`` with
+  ``TopicsDelta``/``TopicDelta`` (``PartitionRegistration.merge``: a null field keeps the old value, leader -2
+  means no change, any leader change bumps the leader epoch, every change bumps the partition epoch),
+  ``ClusterDelta`` (broker registration, fencing by epoch, controlled shutdown, controllers),
+  ``FeaturesDelta``, ``ProducerIdsDelta`` and ``ConfigurationsDelta``. A record Kafka's replay throws on is
+  reported (Kafka's fault handler logs it) and skipped.
+* ``LogManager.isStrayKraftReplica`` for the cross-check of a broker's partition directories.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkatool.model import Defect
+from kafkatool.schema.metadata_records import (
+    METADATA_VERSIONS,
+    MetaBatch,
+    MetadataRecord,
+    SnapshotFile,
+)
+
+NO_LEADER_CHANGE = -2
+NO_LEADER = -1
+MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"
+LEADER_RECOVERY = {0: "RECOVERED", 1: "RECOVERING"}
+SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+ZK_MIGRATION_STATES = {0: "NONE", 1: "MIGRATION", 2: "PRE_MIGRATION", 3: "POST_MIGRATION", 4: "ZK"}
+CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS",
+                         32: "GROUP"}
+FENCING_CHANGE = {-1: False, 0: None, 1: True}
+CONTROLLED_SHUTDOWN_CHANGE = {0: None, 1: True}
+TRANSACTION_RECORDS = ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")
+
+
+@dataclass
+class SnapshotRecovery:
+    """``recoverSnapshots`` plus ``truncateToLatestSnapshot``: what stays, what goes, and why."""
+
+    retained: list[SnapshotFile]
+    deleted: list[tuple[SnapshotFile, str]]
+    latest: SnapshotFile | None
+    truncated_to_snapshot: bool
+    log_start_offset: int
+    log_end_offset: int
+    reason: str
+
+
+def recover_snapshots(files: list[SnapshotFile], log_start_offset: int, log_end_offset: int,
+                      log_latest_epoch: int | None) -> SnapshotRecovery:
+    """Which snapshot files a restart keeps, and whether the log is fully truncated to the latest one."""
+    retained: list[SnapshotFile] = []
+    deleted: list[tuple[SnapshotFile, str]] = []
+    for f in sorted(files, key=lambda s: (s.snapshot_id, s.suffix)):
+        if f.suffix == ".checkpoint.part":
+            deleted.append((f, "partial snapshot (.checkpoint.part): an interrupted write"))
+        elif f.suffix == ".checkpoint.deleted":
+            deleted.append((f, "already marked for deletion"))
+        elif f.snapshot_id.end_offset < log_start_offset:
+            deleted.append((f, f"end offset below the log start offset {log_start_offset}"))
+        else:
+            retained.append(f)
+    latest = retained[-1] if retained else None
+    latest_epoch = log_latest_epoch if log_latest_epoch is not None else 0
+    start, end = log_start_offset, log_end_offset
+    truncated = False
+    reason = "no snapshot"
+    if latest is not None:
+        sid = latest.snapshot_id
+        if sid.epoch > latest_epoch or (sid.epoch == latest_epoch and sid.end_offset > log_end_offset):
+            truncated = True
+            start = end = sid.end_offset
+            reason = (f"latest snapshot {latest.name} is beyond the log (log end {log_end_offset}, latest epoch "
+                      f"{latest_epoch}): the log is truncated fully and starts at {sid.end_offset}")
+            for older in retained[:-1]:
+                deleted.append((older, "forgotten after the full truncation to the latest snapshot"))
+            retained = [latest]
+        else:
+            reason = "no truncation (latest snapshot not beyond the log end)"
+    return SnapshotRecovery(retained, deleted, latest, truncated, start, end, reason)
+
+
+@dataclass
+class PartitionState:
+    """``PartitionRegistration``."""
+
+    replicas: list[int]
+    directories: list[str]
+    isr: list[int]
+    removing_replicas: list[int]
+    adding_replicas: list[int]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+    elr: list[int]
+    last_known_elr: list[int]
+
+
+@dataclass
+class TopicState:
+    """``TopicImage``: name, id, partitions."""
+
+    name: str
+    topic_id: str
+    partitions: dict[int, PartitionState] = field(default_factory=dict)
+
+
+@dataclass
+class BrokerState:
+    """``BrokerRegistration``."""
+
+    broker_id: int
+    broker_epoch: int
+    incarnation_id: str
+    listeners: list[dict[str, Any]]
+    features: list[dict[str, Any]]
+    rack: str | None
+    fenced: bool
+    in_controlled_shutdown: bool
+    is_migrating_zk_broker: bool
+    log_dirs: list[str]
+
+
+@dataclass
+class Image:
+    """The metadata image: what ``MetadataImage`` holds for the parts this tool models."""
+
+    metadata_version: int | None = None
+    features: dict[str, int] = field(default_factory=dict)
+    zk_migration_state: int = 0
+    brokers: dict[int, BrokerState] = field(default_factory=dict)
+    controllers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    topics: dict[str, TopicState] = field(default_factory=dict)  # by topic id
+    next_producer_id: int = 0
+    configs: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
+    last_offset: int = -1
+    last_epoch: int = 0
+    last_time: int = -1
+    others: dict[str, int] = field(default_factory=dict)  # records of kinds not modelled, by class
+
+    def topic_by_name(self, name: str) -> TopicState | None:
+        """The live topic called ``name``."""
+        for t in self.topics.values():
+            if t.name == name:
+                return t
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One change of a partition's leader or ISR (or its creation/deletion), where and when it happened."""
+
+    offset: int
+    timestamp: int
+    epoch: int
+    source: str
+    record: str
+    topic: str
+    topic_id: str
+    partition: int
+    leader: int | None
+    isr: tuple[int, ...]
+    leader_epoch: int | None
+    partition_epoch: int | None
+    leader_recovery_state: str | None
+
+
+class ReplayFault(Exception):
+    """What Kafka's replay throws for a record (its fault handler logs it and goes on)."""
+
+
+class Replayer:
+    """Replays batches into an :class:`Image` the way ``MetadataBatchLoader`` + ``MetadataDelta`` do."""
+
+    def __init__(self, source: str = "log") -> None:
+        self.image = Image()
+        self.defects: list[Defect] = []
+        self.history: list[HistoryEntry] = []
+        self.source = source
+        self._saved: Image | None = None  # the image before an open transaction
+        self._saved_history = 0
+        self.records_replayed = 0
+
+    def published(self) -> Image:
+        """The image a listener sees: an unfinished transaction is not published."""
+        return self._saved if self._saved is not None else self.image
+
+    def replay_batches(self, batches: list[MetaBatch]) -> None:
+        """Every metadata record of ``batches`` in order (control batches only move the provenance)."""
+        for batch in batches:
+            self.replay_batch(batch)
+
+    def replay_batch(self, batch: MetaBatch) -> None:
+        """One batch: its records, then the provenance (last offset, epoch, append time)."""
+        for rec in batch.records:
+            if rec.record is None or rec.record.record_class is None:
+                continue
+            try:
+                self._replay(rec.record, rec.offset, batch)
+            except ReplayFault as err:
+                self.defects.append(Defect("metadata-replay", batch.file, batch.position, rec.record.record_class,
+                                           f"offset {rec.offset}: Kafka's replay fails: {err}"))
+        self.image.last_offset = batch.last_offset
+        self.image.last_epoch = batch.epoch
+        self.image.last_time = batch.append_time
+        if self._saved is not None:  # keep the provenance moving for a published image, as the loader does
+            pass
+
+    # -- records -------------------------------------------------------------------------------------------
+    def _replay(self, rec: MetadataRecord, offset: int, batch: MetaBatch) -> None:
+        name = rec.record_class
+        f = rec.fields or {}
+        if name == "BeginTransactionRecord":
+            if self._saved is not None:
+                raise ReplayFault("Encountered BeginTransactionRecord while already in a transaction")
+            self._saved = copy.deepcopy(self.image)
+            self._saved_history = len(self.history)
+            return
+        if name in ("EndTransactionRecord", "AbortTransactionRecord"):
+            if self._saved is None:
+                raise ReplayFault(f"Encountered {name} without having seen a BeginTransactionRecord")
+            if name == "AbortTransactionRecord":
+                self.image = self._saved
+                del self.history[self._saved_history:]
+            self._saved = None
+            return
+        self.records_replayed += 1
+        handler = getattr(self, f"_on_{name}", None)
+        if handler is None:
+            self.image.others[name or "?"] = self.image.others.get(name or "?", 0) + 1
+            return
+        handler(f, offset, batch)
+
+    def _on_TopicRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self.image.topics[f["topicId"]] = TopicState(f["name"], f["topicId"])
+
+    def _on_RemoveTopicRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        topic = self.image.topics.pop(f["topicId"], None)
+        if topic is None:
+            raise ReplayFault(f"Unable to delete topic with id {f['topicId']}: no such topic found.")
+        self.image.configs.pop((2, topic.name), None)
+        for p in sorted(topic.partitions):
+            self._history(offset, batch, "RemoveTopicRecord", topic, p, None)
+
+    def _on_PartitionRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        topic = self.image.topics.get(f["topicId"])
+        if topic is None:
+            raise ReplayFault(f"PartitionRecord for topic id {f['topicId']}, which is not in the image")
+        replicas = list(f["replicas"])
+        dirs = list(f.get("directories") or [])
+        if dirs and len(dirs) != len(replicas):
+            raise ReplayFault(f"InvalidReplicaDirectoriesException: {len(dirs)} directories for {len(replicas)} "
+                              "replicas")
+        part = PartitionState(replicas, _migrating(dirs, len(replicas)), list(f["isr"]),
+                              list(f["removingReplicas"]), list(f["addingReplicas"]), f["leader"],
+                              f.get("leaderRecoveryState", 0), f["leaderEpoch"], f["partitionEpoch"],
+                              list(f.get("eligibleLeaderReplicas") or []), list(f.get("lastKnownElr") or []))
+        topic.partitions[f["partitionId"]] = part
+        self._history(offset, batch, "PartitionRecord", topic, f["partitionId"], part)
+
+    def _on_PartitionChangeRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        topic = self.image.topics.get(f["topicId"])
+        part = topic.partitions.get(f["partitionId"]) if topic else None
+        if topic is None or part is None:
+            raise ReplayFault(f"Unable to find partition {f['topicId']}:{f['partitionId']}")
+        replicas = part.replicas if f.get("replicas") is None else list(f["replicas"])
+        dirs = part.directories
+        if f.get("directories") is not None:
+            new_dirs = list(f["directories"])
+            if f.get("replicas") is not None and new_dirs and len(new_dirs) != len(replicas):
+                raise ReplayFault("InvalidReplicaDirectoriesException: directories and replicas differ in length")
+            dirs = new_dirs
+        changed_leader = f.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE
+        old_isr = list(part.isr)
+        old_leader = part.leader
+        lrs = f.get("leaderRecoveryState", -1)
+        if lrs not in (-1, 0, 1):
+            raise ReplayFault(f"Unknown leader recovery state {lrs}")
+        new = PartitionState(
+            replicas, _migrating(dirs, len(replicas)),
+            part.isr if f.get("isr") is None else list(f["isr"]),
+            part.removing_replicas if f.get("removingReplicas") is None else list(f["removingReplicas"]),
+            part.adding_replicas if f.get("addingReplicas") is None else list(f["addingReplicas"]),
+            f["leader"] if changed_leader else part.leader,
+            part.leader_recovery_state if lrs == -1 else lrs,
+            part.leader_epoch + 1 if changed_leader else part.leader_epoch,
+            part.partition_epoch + 1,
+            part.elr if f.get("eligibleLeaderReplicas") is None else list(f["eligibleLeaderReplicas"]),
+            part.last_known_elr if f.get("lastKnownElr") is None else list(f["lastKnownElr"]))
+        topic.partitions[f["partitionId"]] = new
+        if new.leader != old_leader or new.isr != old_isr or changed_leader:
+            self._history(offset, batch, "PartitionChangeRecord", topic, f["partitionId"], new)
+
+    def _on_RegisterBrokerRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        listeners = [{"name": e["name"], "host": e["host"], "port": e["port"],
+                      "security_protocol": SECURITY_PROTOCOLS.get(e["securityProtocol"], str(e["securityProtocol"]))}
+                     for e in f["endPoints"]]
+        self.image.brokers[f["brokerId"]] = BrokerState(
+            f["brokerId"], f["brokerEpoch"], f["incarnationId"], listeners, list(f["features"]), f["rack"],
+            f["fenced"], f.get("inControlledShutdown", False), f.get("isMigratingZkBroker", False),
+            list(f.get("logDirs") or []))
+
+    def _on_UnregisterBrokerRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self.image.brokers.pop(f["brokerId"], None)
+
+    def _broker(self, broker_id: int, epoch: int, action: str) -> BrokerState:
+        broker = self.image.brokers.get(broker_id)
+        if broker is None:
+            raise ReplayFault(f"Tried to {action} broker {broker_id}, but that broker was not registered.")
+        if broker.broker_epoch != epoch:
+            raise ReplayFault(f"Tried to {action} broker {broker_id}, but the given epoch, {epoch}, did not match "
+                              f"the current broker epoch, {broker.broker_epoch}")
+        return broker
+
+    def _on_FenceBrokerRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self._broker(f["id"], f["epoch"], "fence").fenced = True
+
+    def _on_UnfenceBrokerRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self._broker(f["id"], f["epoch"], "unfence").fenced = False
+
+    def _on_BrokerRegistrationChangeRecord(self, f: dict[str, Any], offset: int,
+                                           batch: MetaBatch) -> None:
+        broker = self._broker(f["brokerId"], f["brokerEpoch"], "change")
+        fenced = f.get("fenced", 0)
+        shutdown = f.get("inControlledShutdown", 0)
+        if fenced not in FENCING_CHANGE:
+            raise ReplayFault(f"Unable to replay record: unknown value for fenced field: {fenced}")
+        if shutdown not in CONTROLLED_SHUTDOWN_CHANGE:
+            raise ReplayFault(f"Unable to replay record: unknown value for inControlledShutdown field: {shutdown}")
+        if FENCING_CHANGE[fenced] is not None:
+            broker.fenced = bool(FENCING_CHANGE[fenced])
+        if CONTROLLED_SHUTDOWN_CHANGE[shutdown] is not None:
+            broker.in_controlled_shutdown = True
+        if f.get("logDirs"):
+            broker.log_dirs = list(f["logDirs"])
+
+    def _on_RegisterControllerRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self.image.controllers[f["controllerId"]] = {
+            "controller_id": f["controllerId"], "incarnation_id": f["incarnationId"],
+            "zk_migration_ready": f["zkMigrationReady"],
+            "listeners": [{"name": e["name"], "host": e["host"], "port": e["port"]} for e in f["endPoints"]]}
+
+    def _on_FeatureLevelRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        if f["name"] == "metadata.version":
+            if f["featureLevel"] not in METADATA_VERSIONS:
+                raise ReplayFault(f"No MetadataVersion with feature level {f['featureLevel']}")
+            self.image.metadata_version = f["featureLevel"]
+        elif f["featureLevel"] == 0:
+            self.image.features.pop(f["name"], None)
+        else:
+            self.image.features[f["name"]] = f["featureLevel"]
+
+    def _on_ZkMigrationStateRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self.image.zk_migration_state = f["zkMigrationState"]
+
+    def _on_ProducerIdsRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        self.image.next_producer_id = f["nextProducerId"]
+
+    def _on_ConfigRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        key = (f["resourceType"], f["resourceName"])
+        values = self.image.configs.setdefault(key, {})
+        if f["value"] is None:
+            values.pop(f["name"], None)
+        else:
+            values[f["name"]] = f["value"]
+        if not values:
+            del self.image.configs[key]
+
+    def _on_NoOpRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
+        return
+
+    def _history(self, offset: int, batch: MetaBatch, record: str, topic: TopicState, partition: int,
+                 part: PartitionState | None) -> None:
+        self.history.append(HistoryEntry(
+            offset, batch.append_time, batch.epoch, self.source, record, topic.name, topic.topic_id, partition,
+            None if part is None else part.leader, tuple(part.isr) if part else (),
+            None if part is None else part.leader_epoch, None if part is None else part.partition_epoch,
+            None if part is None else LEADER_RECOVERY.get(part.leader_recovery_state,
+                                                          str(part.leader_recovery_state))))
+
+
+def _migrating(dirs: list[str], replicas: int) -> list[str]:
+    """``PartitionRegistration.defaultToMigrating``: no directories (or all MIGRATING) means all MIGRATING."""
+    if not dirs or all(d == MIGRATING_DIR for d in dirs):
+        return [MIGRATING_DIR] * replicas
+    return dirs
+
+
+def image_json(image: Image) -> dict[str, Any]:
+    """The image as stable JSON: topics and brokers sorted, Kafka's sentinels kept as numbers where Kafka
+    shows them (a leader of -1 is ``-1``: no leader)."""
+    topics = []
+    for t in sorted(image.topics.values(), key=lambda t: t.name):
+        parts = []
+        for n in sorted(t.partitions):
+            p = t.partitions[n]
+            parts.append({"partition": n, "replicas": p.replicas, "isr": p.isr, "leader": p.leader,
+                          "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
+                          "leader_recovery_state": LEADER_RECOVERY.get(p.leader_recovery_state,
+                                                                       str(p.leader_recovery_state)),
+                          "removing_replicas": p.removing_replicas, "adding_replicas": p.adding_replicas,
+                          "eligible_leader_replicas": p.elr, "last_known_elr": p.last_known_elr,
+                          "directories": p.directories})
+        topics.append({"name": t.name, "topic_id": t.topic_id, "partitions": parts})
+    brokers = [{"broker_id": b.broker_id, "broker_epoch": b.broker_epoch, "incarnation_id": b.incarnation_id,
+                "fenced": b.fenced, "in_controlled_shutdown": b.in_controlled_shutdown, "rack": b.rack,
+                "listeners": b.listeners, "log_dirs": b.log_dirs}
+               for b in sorted(image.brokers.values(), key=lambda b: b.broker_id)]
+    levels = dict(sorted(image.features.items()))
+    if image.metadata_version is not None:
+        levels["metadata.version"] = image.metadata_version
+    configs = [{"resource_type": CONFIG_RESOURCE_TYPES.get(rt, str(rt)), "resource_name": name,
+                "configs": dict(sorted(values.items()))}
+               for (rt, name), values in sorted(image.configs.items())]
+    return {
+        "provenance": {"last_contained_offset": image.last_offset, "last_contained_epoch": image.last_epoch,
+                       "last_contained_log_time_ms": image.last_time},
+        "features": {"metadata_version": METADATA_VERSIONS.get(image.metadata_version or 0),
+                     "finalized_levels": dict(sorted(levels.items())),
+                     "zk_migration_state": ZK_MIGRATION_STATES.get(image.zk_migration_state,
+                                                                   str(image.zk_migration_state))},
+        "brokers": brokers,
+        "controllers": [image.controllers[c] for c in sorted(image.controllers)],
+        "topics": topics,
+        "producer_ids": {"next_producer_id": image.next_producer_id},
+        "configs": configs,
+        "not_modelled": dict(sorted(image.others.items())),
+    }
+
+
+def history_json(entry: HistoryEntry) -> dict[str, Any]:
+    """One history entry as JSON."""
+    return {"offset": entry.offset, "timestamp": entry.timestamp, "epoch": entry.epoch, "source": entry.source,
+            "record": entry.record, "topic": entry.topic, "topic_id": entry.topic_id, "partition": entry.partition,
+            "leader": entry.leader, "isr": list(entry.isr), "leader_epoch": entry.leader_epoch,
+            "partition_epoch": entry.partition_epoch, "leader_recovery_state": entry.leader_recovery_state}
+
+
+@dataclass(frozen=True, slots=True)
+class LocalPartition:
+    """A partition directory of a broker's log dir and the topic id its ``partition.metadata`` holds."""
+
+    directory: str
+    topic: str
+    partition: int
+    topic_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicIdCheck:
+    """One partition directory against the image (``LogManager.isStrayKraftReplica``)."""
+
+    partition_dir: str
+    topic_id_on_disk: str | None
+    topic_id_in_image: str | None
+    match: bool
+    broker_is_replica: bool | None
+    stray: bool
+    verdict: str
+
+
+def cross_check(image: Image, broker_id: int | None, partitions: list[LocalPartition]) -> list[TopicIdCheck]:
+    """Each local partition directory against the image: by topic id first, as Kafka's broker does."""
+    out: list[TopicIdCheck] = []
+    for lp in sorted(partitions, key=lambda p: p.directory):
+        by_name = image.topic_by_name(lp.topic)
+        image_id = by_name.topic_id if by_name else None
+        by_id = image.topics.get(lp.topic_id) if lp.topic_id else None
+        named_part = by_name.partitions.get(lp.partition) if by_name else None
+        is_replica = None if broker_id is None or named_part is None else broker_id in named_part.replicas
+        match = lp.topic_id is not None and lp.topic_id == image_id
+        if lp.topic_id is None:
+            verdict, stray = ("no topic id on disk (partition.metadata missing or unreadable): Kafka treats the "
+                              "log as stray"), True
+        elif by_id is None:
+            stray = True
+            if by_name is not None:
+                verdict = ("topic id mismatch: stray partition of a deleted topic incarnation (the topic was "
+                           f"recreated with id {image_id}); Kafka renames it -stray and deletes it")
+            else:
+                verdict = "topic id not in the image: stray partition of a deleted topic; Kafka deletes it"
+        elif by_id.name != lp.topic:
+            stray = False
+            verdict = f"topic id belongs to topic {by_id.name!r} in the image, not {lp.topic!r}"
+        elif lp.partition not in by_id.partitions:
+            stray, verdict = True, f"partition {lp.partition} does not exist in the image: stray"
+        elif broker_id is not None and broker_id not in by_id.partitions[lp.partition].replicas:
+            stray = True
+            verdict = (f"broker {broker_id} is not a replica (replicas {by_id.partitions[lp.partition].replicas}): "
+                       "stray replica")
+        else:
+            stray, verdict = False, "ok"
+        out.append(TopicIdCheck(lp.directory, lp.topic_id, image_id, match, is_replica, stray, verdict))
+    return out
+
+
+def check_json(check: TopicIdCheck) -> dict[str, Any]:
+    """One cross-check row as JSON."""
+    return {"partition_dir": check.partition_dir, "topic_id_on_disk": check.topic_id_on_disk,
+            "topic_id_in_image": check.topic_id_in_image, "match": check.match,
+            "broker_is_replica": check.broker_is_replica, "stray": check.stray, "verdict": check.verdict}

@@ -1,0 +1,89 @@
+"""Reading a KRaft metadata partition (``__cluster_metadata-0``): its segments, KRaft snapshots and quorum-state.
+
+Everything is opened read-only. Segments are read as any partition's (for the start-up load model), then
+re-read deep up to the bytes the load keeps; snapshot files (``<end offset>-<epoch>.checkpoint``, plus
+``.checkpoint.part`` / ``.checkpoint.deleted`` leftovers) are listed by name and read deep on demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatool.errors import DecodeError, UnreadableInputError
+from kafkatool.model import Defect, PartitionData, RecordBatch
+from kafkatool.reading.files import list_dir, read_bytes
+from kafkatool.reading.log import read_log
+from kafkatool.reading.logdir import read_partition
+from kafkatool.schema.filenames import (
+    BOOTSTRAP_CHECKPOINT,
+    QUORUM_STATE,
+    parse_kraft_snapshot_name,
+    parse_partition_dir,
+)
+from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch, SnapshotFile, SnapshotId, meta_batch
+from kafkatool.schema.quorum_state import QuorumState, parse_quorum_state
+
+
+@dataclass
+class MetadataFiles:
+    """A metadata partition directory as found on disk."""
+
+    directory: Path
+    partition: PartitionData
+    snapshots: list[SnapshotFile] = field(default_factory=list)
+    quorum_state: QuorumState | None = None
+    bootstrap: Path | None = None
+    defects: list[Defect] = field(default_factory=list)
+
+
+def find_metadata_partition(path: str | Path) -> Path:
+    """The ``__cluster_metadata-N`` directory: ``path`` itself or the one inside the log dir ``path``."""
+    root = Path(path)
+    if not root.exists():
+        raise UnreadableInputError(str(path), "no such file or directory")
+    if not root.is_dir():
+        raise UnreadableInputError(str(path), "not a directory (give a log dir or its __cluster_metadata-0)")
+    parsed = parse_partition_dir(root.name)
+    if parsed and parsed[0].topic == METADATA_TOPIC:
+        return root
+    found = sorted(p for p in list_dir(root) if p.is_dir() and (q := parse_partition_dir(p.name)) is not None
+                   and q[0].topic == METADATA_TOPIC and q[1] == "")
+    if not found:
+        raise UnreadableInputError(str(path), f"no {METADATA_TOPIC}-0 directory: not a KRaft metadata log dir")
+    return found[0]
+
+
+def read_metadata_files(directory: Path) -> MetadataFiles:
+    """The partition (segments, shallow), its snapshot file names, quorum-state and the log dir's bootstrap."""
+    label = directory.name
+    files = MetadataFiles(directory, read_partition(directory, label))
+    for p in list_dir(directory):
+        parsed = parse_kraft_snapshot_name(p.name)
+        if parsed is not None and p.is_file():
+            files.snapshots.append(SnapshotFile(p.name, SnapshotId(parsed[0], parsed[1]), parsed[2]))
+    state = directory / QUORUM_STATE
+    if state.is_file():
+        try:
+            files.quorum_state = parse_quorum_state(read_bytes(state))
+        except DecodeError as err:
+            files.defects.append(Defect("quorum-state-decode", f"{label}/{QUORUM_STATE}", err.position, err.field,
+                                        err.reason))
+    bootstrap = directory.parent / BOOTSTRAP_CHECKPOINT
+    files.bootstrap = bootstrap if bootstrap.is_file() else None
+    return files
+
+
+def read_meta_batches(path: Path, label: str, limit: int | None = None) -> tuple[list[MetaBatch], list[Defect]]:
+    """Every raft batch of a segment or snapshot file (only its first ``limit`` bytes), records decoded."""
+    entries, defects = read_log(path, deep=True, max_bytes=limit, label=label)
+    batches: list[MetaBatch] = []
+    for e in entries:
+        if not isinstance(e, RecordBatch):
+            defects.append(Defect("metadata-magic", label, e.position, "magic",
+                                  "a legacy message set in the metadata log"))
+            continue
+        batch, bad = meta_batch(e, label)
+        batches.append(batch)
+        defects.extend(bad)
+    return batches, defects
