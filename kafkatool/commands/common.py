@@ -8,7 +8,8 @@ from typing import TypeVar
 
 import typer
 
-from kafkatool.errors import ExitCode, KafkatoolError
+from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError
+from kafkatool.reading.files import explain_missing
 from kafkatool.render.output import Diagnostics
 
 T = TypeVar("T")
@@ -26,7 +27,7 @@ def run_guarded(body: Callable[[], int]) -> None:
     try:
         code = body()
     except KafkatoolError as err:
-        diag.error(str(err))
+        diag.error(str(explain_missing(err) if isinstance(err, UnreadableInputError) else err))
         raise typer.Exit(int(err.exit_code)) from None
     except KeyboardInterrupt:
         diag.error("interrupted")

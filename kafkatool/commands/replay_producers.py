@@ -11,8 +11,10 @@ import typer
 from kafkatool.commands.common import run_guarded
 from kafkatool.engine.replay import ReplayError, ReplayResult, replay
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import partition_with_high_watermark
 from kafkatool.render.replay_report import render_replay
+from kafkatool.schema.filenames import parse_partition_dir
 from kafkatool.schema.producer_snapshot import build_producer_snapshot
 from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
@@ -136,6 +138,8 @@ def command(
         path = Path(partition_dir)
         if not path.is_dir():
             raise UnreadableInputError(partition_dir, "not a partition directory")
+        if parse_partition_dir(path.name) is None and not looks_like_partition_dir(path):
+            raise UnreadableInputError(partition_dir, "not a partition directory (no TOPIC-N name, no segment files)")
         if write_snapshot is not None:
             prepare_output_file(Path(write_snapshot), [path], force=force)
         part, hw = partition_with_high_watermark(path)

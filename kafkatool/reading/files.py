@@ -55,6 +55,24 @@ def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
         os.close(fd)
 
 
+def explain_missing(err: UnreadableInputError) -> UnreadableInputError:
+    """``err`` with a precise reason when its path does not exist: a broken symbolic link names its target.
+
+    Commands word a missing input in their own terms ("not a partition directory"); this says why.
+    """
+    path = err.path
+    try:
+        if os.path.exists(path):
+            return err
+        if os.path.islink(path):
+            return UnreadableInputError(path, f"broken symbolic link (to {os.readlink(path)}, which does not exist)")
+    except (OSError, ValueError):
+        return err
+    if err.reason.startswith("no such file"):
+        return err
+    return UnreadableInputError(path, f"no such file or directory ({err.reason})")
+
+
 def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     """The file's bytes (at most ``limit``), for small files: indexes, snapshots, checkpoints."""
     name = str(path)
