@@ -17,6 +17,7 @@ from kafkatool.commands import (
     scan,
     simulate_replication,
     simulate_restart,
+    transactions,
 )
 from kafkatool.schema import codecs
 
@@ -38,6 +39,7 @@ app.command("simulate-replication", no_args_is_help=True)(simulate_replication.c
 app.command("scan", no_args_is_help=True)(scan.command)
 app.command("metadata", no_args_is_help=True)(metadata.command)
 app.command("report", no_args_is_help=True)(report.command)
+app.command("transactions", no_args_is_help=True)(transactions.command)
 app.add_typer(fixture.app, name="fixture")
 
 
