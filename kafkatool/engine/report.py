@@ -108,7 +108,8 @@ def verdict(doc: Doc) -> Doc:
                 f"{rs['partition']}: broker {f['follower']} diverged from leader {rs['leader']} at offset "
                 f"{f['divergence_offset']}; following it truncates at {f['truncation_offset']} and removes "
                 f"{_plural(f['lost_record_count'], 'record')}"
-                + (f", {committed} of them below its own high watermark (committed there)." if committed else "."))
+                + (f", {committed} of them below its own high watermark (committed there)." if committed
+                   else ", none of them acknowledged (ordinary follower truncation)."))
     serious = [f for f in doc["findings"] if f["severity"] in ("error", "warning")]
     anomalies = [a for p in doc["partitions"] if p.get("replay") for a in p["replay"]["anomalies"]
                  if a["severity"] in ("error", "warning")]
