@@ -12,7 +12,7 @@ from kafkatool.commands.common import run_guarded
 from kafkatool.engine import metadata_image as mi
 from kafkatool.engine.restart import RestartOptions, simulate_partition
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
-from kafkatool.model import Defect, LogDirData
+from kafkatool.model import ControlType, Defect, LogDirData
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.metadata_log import (
     MetadataFiles,
@@ -23,6 +23,8 @@ from kafkatool.reading.metadata_log import (
 from kafkatool.render.metadata_report import render_metadata
 from kafkatool.schema.filenames import DirState
 from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch
+
+SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
 
 
 class MetadataFormat(StrEnum):
@@ -90,6 +92,8 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
                                   f"at offset {sid.end_offset - 1} (its last contained record)"))
     replayer = mi.Replayer("snapshot")
     replayer.replay_batches(snap_batches)
+    if recovery.latest is not None:
+        _snapshot_provenance(replayer.image, recovery.latest, snap_batches)
     replayer.source = "log"
     after = [b for b in log_batches if b.last_offset >= start]
     replayer.replay_batches(after)
@@ -117,6 +121,18 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
         doc["history"] = history(recovery, log_batches, snap_batches, history_of)
     doc["defects"] = [_defect_json(d) for d in defects]
     return doc, image
+
+
+def _snapshot_provenance(image: mi.Image, snap: mi.SnapshotFile, batches: list[MetaBatch]) -> None:
+    """A loaded snapshot's provenance, as ``SnapshotReader`` gives it: its id's end offset - 1 and epoch, and the
+    header's last contained log timestamp."""
+    image.last_offset = snap.snapshot_id.end_offset - 1
+    image.last_epoch = snap.snapshot_id.epoch
+    for b in batches:
+        for ctype, fields in b.controls:
+            if ctype == SNAPSHOT_HEADER and fields is not None:
+                image.last_time = fields["lastContainedLogTimestamp"]
+                return
 
 
 def history(recovery: mi.SnapshotRecovery, log_batches: list[MetaBatch], snap_batches: list[MetaBatch],

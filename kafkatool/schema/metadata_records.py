@@ -18,6 +18,7 @@ from typing import Any
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import Defect, RecordBatch
+from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_control_record, parse_raft_control_message
 from kafkatool.schema.kafka_message import Field as F
 from kafkatool.schema.kafka_message import Message, read_message
 from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
@@ -213,6 +214,8 @@ class MetaBatch:
     records: tuple[MetaRecord, ...]
     file: str
     position: int
+    controls: tuple[tuple[int, dict[str, Any] | None], ...] = ()
+    """A control batch's records: (control type, raft message fields or ``None``)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -246,8 +249,18 @@ def meta_batch(batch: RecordBatch, file: str) -> tuple[MetaBatch, list[Defect]]:
                 where = None if r.position is None else r.position
                 defects.append(Defect("metadata-record", file, where, err.field, f"offset {r.offset}: {err.reason}"))
                 records.append(MetaRecord(r.offset, None))
+    controls: list[tuple[int, dict[str, Any] | None]] = []
+    if batch.is_control:
+        for r in batch.records or ():
+            try:
+                ctl = parse_control_record(r.key, r.value)
+                controls.append((ctl.type, parse_raft_control_message(ctl.type, r.value)
+                                 if ctl.type in RAFT_CONTROL_MESSAGES else None))
+            except DecodeError as err:
+                defects.append(Defect("control-record", file, r.position, err.field,
+                                      f"offset {r.offset}: {err.reason}"))
     return MetaBatch(batch.base_offset, batch.last_offset, batch.partition_leader_epoch, batch.max_timestamp,
-                     batch.is_control, tuple(records), file, batch.position), defects
+                     batch.is_control, tuple(records), file, batch.position, tuple(controls)), defects
 
 
 def _decode(key: bytes | None, value: bytes | None) -> DecodedRecord:

@@ -1,0 +1,322 @@
+"""KRaft metadata: every record and control record against Kafka's decoding, the replayed image against Kafka's
+MetadataImage, the load rules on damaged copies (torn tail, missing snapshot, snapshot beyond the log, partial
+snapshot), and the broker cross-check against Kafka's verdicts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from kafkatool.engine import metadata_image as mi
+from kafkatool.reading.log import read_log
+from kafkatool.schema.control import parse_control_record, parse_raft_control_message, raft_message_class
+from kafkatool.schema.metadata_records import MetaBatch, MetadataRecord, MetaRecord, parse_metadata_record
+from kafkatool.schema.topic_records import decoder_for_topic
+from tests.conftest import load_expected, shared_dir
+
+runner = CliRunner()
+CASES = ("kraft-controller-metadata-clean", "kraft-broker-topic-id-crosscheck")
+CONTROLLER = CASES[0]
+BROKER = CASES[1]
+META = "__cluster_metadata-0"
+
+
+def _case_input(case: str) -> Path:
+    return shared_dir("corpus") / case / "input"
+
+
+def _metadata_section(exp: dict[str, Any]) -> dict[str, Any]:
+    before = exp["before"]
+    return before.get("bootstrapAndMetadata", before)
+
+
+def _files(case: str) -> list[tuple[Path, list[dict[str, Any]]]]:
+    """Every raft-format file of the case with Kafka's batch list: segments, KRaft snapshots, bootstrap."""
+    exp = load_expected(case)
+    sec = _metadata_section(exp)
+    root = _case_input(case)
+    mp = sec["metadataPartition"]
+    out = [(root / META / lf["file"], lf["batches"]) for lf in mp["logFiles"]]
+    out += [(root / META / s["file"], s["batches"]) for s in mp["kraftSnapshots"]]
+    out.append((root / "bootstrap.checkpoint", sec["bootstrapCheckpoint"]["batches"]))
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_metadata_record_decodes_as_kafka_does(case: str) -> None:
+    count = 0
+    decoder = decoder_for_topic("__cluster_metadata")
+    assert decoder is not None and decoder.name == "cluster-metadata"
+    for path, batches in _files(case):
+        entries, defects = read_log(path, deep=True)
+        assert not defects
+        assert [e.base_offset for e in entries] == [b["baseOffset"] for b in batches]
+        for entry, batch in zip(entries, batches, strict=True):
+            if entry.is_control:
+                continue
+            for rec, want in zip(entry.records, batch["records"], strict=True):
+                d = want["decoded"]
+                got = parse_metadata_record(rec.value)
+                assert (got.frame_version, got.api_key, got.record_type, got.record_class, got.version) == \
+                    (d["frameVersion"], d["apiKey"], d["recordType"], d["recordClass"], d["version"])
+                assert got.fields == d["fields"], (path.name, rec.offset)
+                via_registry = decoder.decode(rec.key, rec.value)
+                assert via_registry.kind == d["recordClass"] and via_registry.value["fields"] == d["fields"]
+                count += 1
+    assert count > 0
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_raft_control_record_decodes_as_kafka_does(case: str) -> None:
+    count = 0
+    for path, batches in _files(case):
+        entries, _ = read_log(path, deep=True)
+        for entry, batch in zip(entries, batches, strict=True):
+            if not entry.is_control:
+                continue
+            for rec, want in zip(entry.records, batch["records"], strict=True):
+                d = want["decoded"]
+                ctl = parse_control_record(rec.key, rec.value)
+                fields = parse_raft_control_message(ctl.type, rec.value)
+                assert (ctl.type_name, ctl.version, ctl.type, raft_message_class(ctl.type)) == \
+                    (d["controlType"], d["controlKeyVersion"], d["controlTypeId"], d["messageClass"])
+                assert fields["version"] == d["valueVersion"]
+                assert fields == d["fields"]
+                count += 1
+    assert count > 0
+
+
+def test_a_bad_frame_version_and_garbage_are_reported_as_kafka_words_them() -> None:
+    from kafkatool.errors import DecodeError
+
+    with pytest.raises(DecodeError, match="frame version 0"):
+        parse_metadata_record(bytes([0, 20, 0, 0]))
+    with pytest.raises(DecodeError, match="garbage after 20"):
+        parse_metadata_record(bytes([1, 20, 0, 0, 7]))
+    unknown = parse_metadata_record(bytes([1, 99, 0, 0xAB]))
+    assert unknown.record_class is None and unknown.api_key == 99 and unknown.raw == b"\xab"
+
+
+def _run(*args: str) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, ["metadata", "-f", "json", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _kafka_image(image: dict[str, Any]) -> dict[str, Any]:
+    """Kafka's image (expected.json) in this tool's JSON shape."""
+    topics = []
+    for name in sorted(image["topics"]):
+        t = image["topics"][name]
+        parts = []
+        for n in sorted(t["partitions"], key=int):
+            p = t["partitions"][n]
+            parts.append({"partition": int(n), "replicas": p["replicas"], "isr": p["isr"], "leader": p["leader"],
+                          "leader_epoch": p["leaderEpoch"], "partition_epoch": p["partitionEpoch"],
+                          "leader_recovery_state": p["leaderRecoveryState"],
+                          "removing_replicas": p["removingReplicas"], "adding_replicas": p["addingReplicas"],
+                          "eligible_leader_replicas": p["eligibleLeaderReplicas"],
+                          "last_known_elr": p["lastKnownElr"], "directories": p["directories"]})
+        topics.append({"name": name, "topic_id": t["topicId"], "partitions": parts})
+    brokers = [{"broker_id": b["brokerId"], "broker_epoch": b["brokerEpoch"], "incarnation_id": b["incarnationId"],
+                "fenced": b["fenced"], "in_controlled_shutdown": b["inControlledShutdown"], "rack": b["rack"],
+                "listeners": [{"name": x["name"], "host": x["host"], "port": x["port"],
+                               "security_protocol": x["securityProtocol"]} for x in b["listeners"]],
+                "log_dirs": b["logDirs"]}
+               for b in sorted(image["brokers"].values(), key=lambda b: b["brokerId"])]
+    configs = []
+    for key in sorted(image["configs"]):
+        rtype, _, rname = key.partition(":")
+        configs.append((rtype, rname, image["configs"][key]))
+    prov = image["provenance"]
+    return {
+        "provenance": {"last_contained_offset": prov["lastContainedOffset"],
+                       "last_contained_epoch": prov["lastContainedEpoch"],
+                       "last_contained_log_time_ms": prov["lastContainedLogTimeMs"]},
+        "features": {"metadata_version": image["features"]["metadataVersion"],
+                     "finalized_levels": image["features"]["finalizedLevels"],
+                     "zk_migration_state": image["features"]["zkMigrationState"]},
+        "brokers": brokers,
+        "controllers": [{"controller_id": c["controllerId"], "incarnation_id": c["incarnationId"],
+                         "zk_migration_ready": c["zkMigrationReady"]}
+                        for c in sorted(image["controllers"].values(), key=lambda c: c["controllerId"])],
+        "topics": topics,
+        "producer_ids": {"next_producer_id": image["producerIds"]["nextProducerId"]},
+        "configs": sorted(configs),
+    }
+
+
+def _ours(image: dict[str, Any]) -> dict[str, Any]:
+    """Our image restricted to what Kafka's expected image holds."""
+    out = {k: image[k] for k in ("provenance", "features", "brokers", "topics", "producer_ids")}
+    out["controllers"] = [{k: c[k] for k in ("controller_id", "incarnation_id", "zk_migration_ready")}
+                          for c in image["controllers"]]
+    out["configs"] = sorted((c["resource_type"], c["resource_name"], c["configs"]) for c in image["configs"])
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_image_equals_kafkas_metadata_image(case: str) -> None:
+    exp = load_expected(case)
+    code, doc = _run(str(_case_input(case)))
+    assert code == 0 and doc["defects"] == []
+    assert _ours(doc["image"]) == _kafka_image(exp["writer"]["finalMetadataImage"])
+    after = exp["afterLoad"]["metadataPartition"]
+    assert _ours(doc["image"]) == _kafka_image(after["metadataImageAfterLoad"]["image"])
+    assert doc["replay"]["log_records_replayed"] == after["metadataImageAfterLoad"]["logRecordsReplayed"]
+    assert doc["log"]["log_end_offset"] == after["logEndOffset"]
+    assert doc["log"]["log_start_offset"] == after["logStartOffset"]
+    assert doc["log"]["leader_epochs"] == after["leaderEpochEntries[epoch,startOffset]"]
+    assert doc["snapshots"]["retained"] == after["snapshotsRetained"]
+    assert [d["file"] for d in doc["snapshots"]["deleted"]] == after["snapshotsDeleted"]
+    latest = doc["snapshots"]["latest"]
+    assert (latest["end_offset"], latest["epoch"]) == (after["latestSnapshotId"]["endOffset"],
+                                                       after["latestSnapshotId"]["epoch"])
+    q = _metadata_section(exp)["metadataPartition"]["quorumState"]["readByFileQuorumStateStore"]
+    assert (doc["quorum_state"]["epoch"], doc["quorum_state"]["leader_id"], doc["quorum_state"]["voted_id"]) == \
+        (q["epoch"], q["leaderId"], q["votedKey"])
+
+
+def _copy(case: str, tmp_path: Path) -> Path:
+    dest = tmp_path / "logdir"
+    shutil.copytree(_case_input(case), dest)
+    return dest
+
+
+def _batches(case: str, name: str) -> list[dict[str, Any]]:
+    mp = _metadata_section(load_expected(case))["metadataPartition"]
+    return next(lf["batches"] for lf in mp["logFiles"] if lf["file"] == name)
+
+
+def test_a_torn_last_batch_is_cut_and_the_rest_is_kafkas_image(tmp_path: Path) -> None:
+    # The last batch holds a NoOpRecord: without it the image is Kafka's final image, one batch earlier.
+    root = _copy(CONTROLLER, tmp_path)
+    batches = _batches(CONTROLLER, "00000000000000000041.log")
+    last, before = batches[-1], batches[-2]
+    seg = root / META / "00000000000000000041.log"
+    seg.write_bytes(seg.read_bytes()[:last["position"] + last["sizeInBytes"] - 7])
+    code, doc = _run(str(root))
+    assert code == 1 and doc["defects"]
+    assert doc["log"]["log_end_offset"] == last["baseOffset"]
+    assert doc["log"]["bytes_truncated"] == last["sizeInBytes"] - 7
+    want = _kafka_image(load_expected(CONTROLLER)["writer"]["finalMetadataImage"])
+    want["provenance"] = {"last_contained_offset": before["lastOffset"],
+                          "last_contained_epoch": before["partitionLeaderEpoch"],
+                          "last_contained_log_time_ms": before["maxTimestamp"]}
+    assert _ours(doc["image"]) == want
+
+
+def test_without_the_newest_snapshot_the_whole_log_gives_kafkas_image(tmp_path: Path) -> None:
+    root = _copy(CONTROLLER, tmp_path)
+    (root / META / "00000000000000000045-0000000003.checkpoint").unlink()
+    code, doc = _run(str(root))
+    assert code == 0
+    assert doc["snapshots"]["latest"]["file"] == "00000000000000000000-0000000000.checkpoint"
+    assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["finalMetadataImage"])
+
+
+def test_a_snapshot_beyond_a_cut_log_truncates_the_log_to_it(tmp_path: Path) -> None:
+    # Tearing the second segment's first batch leaves the log ending at 41 < 45 in the snapshot's epoch 3:
+    # truncateToLatestSnapshot empties the log and the image is the snapshot's, Kafka's image at the snapshot.
+    root = _copy(CONTROLLER, tmp_path)
+    seg = root / META / "00000000000000000041.log"
+    seg.write_bytes(seg.read_bytes()[:30])
+    code, doc = _run(str(root))
+    assert code == 1
+    assert doc["snapshots"]["truncate_to_latest_snapshot"].startswith("latest snapshot")
+    assert (doc["log"]["log_start_offset"], doc["log"]["log_end_offset"]) == (45, 45)
+    assert doc["snapshots"]["retained"] == ["00000000000000000045-0000000003.checkpoint"]
+    assert doc["replay"]["log_batches"] == 0
+    assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["metadataImageAtSnapshot"])
+
+
+def test_a_partial_snapshot_is_deleted_and_ignored(tmp_path: Path) -> None:
+    root = _copy(CONTROLLER, tmp_path)
+    part = root / META / "00000000000000000070-0000000009-123456.checkpoint.part"
+    shutil.copy(root / META / "00000000000000000045-0000000003.checkpoint", part)
+    code, doc = _run(str(root))
+    assert code == 0
+    assert [d["file"] for d in doc["snapshots"]["deleted"]] == [part.name]
+    assert doc["snapshots"]["latest"]["file"] == "00000000000000000045-0000000003.checkpoint"
+    assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["finalMetadataImage"])
+
+
+def test_history_lists_every_leader_and_isr_change_of_the_partition() -> None:
+    _, with_snapshot = _run(str(_case_input(CONTROLLER)))
+    assert with_snapshot["replay"]["source"].startswith("snapshot 00000000000000000045")
+    _, full = _run(str(_case_input(CONTROLLER)), "--history", "payments-1")
+    history = full["history"]
+    # payments-1's own records in the log: its creation and each change of leader or ISR, in offset order.
+    records = [r for lf in _metadata_section(load_expected(CONTROLLER))["metadataPartition"]["logFiles"]
+               for b in lf["batches"] if not b["isControl"] for r in b["records"]
+               if r["decoded"]["recordClass"] in ("PartitionRecord", "PartitionChangeRecord")
+               and r["decoded"]["fields"]["topicId"] == "rje7iD-Zl_0r9ko9TQU1Xw"
+               and r["decoded"]["fields"]["partitionId"] == 1
+               and (r["decoded"]["recordClass"] == "PartitionRecord" or "leader" in r["decoded"]["fields"]
+                    or "isr" in r["decoded"]["fields"])]
+    assert [h["offset"] for h in history] == [r["offset"] for r in records]
+    fenced = next(h for h in history if h["leader"] == -1)
+    assert fenced["isr"] == [3]  # the fenced last ISR member stays in the ISR, with no leader
+    assert history[-1]["leader"] == with_snapshot["image"]["topics"][2]["partitions"][1]["leader"]
+
+
+def _record(name: str, fields: dict[str, Any]) -> MetadataRecord:
+    return MetadataRecord(1, 0, 0, name, fields)
+
+
+def test_transaction_records_never_enter_the_image_and_an_abort_drops_its_records() -> None:
+    def batch(offset: int, *recs: MetadataRecord) -> MetaBatch:
+        return MetaBatch(offset, offset + len(recs) - 1, 1, 0, False,
+                         tuple(MetaRecord(offset + i, r) for i, r in enumerate(recs)), "t", 0)
+
+    r = mi.Replayer()
+    r.replay_batches([
+        batch(0, _record("BeginTransactionRecord", {"name": "x"}),
+              _record("TopicRecord", {"name": "a", "topicId": "A"}), _record("EndTransactionRecord", {})),
+        batch(3, _record("BeginTransactionRecord", {}), _record("TopicRecord", {"name": "b", "topicId": "B"}),
+              _record("AbortTransactionRecord", {})),
+        batch(6, _record("BeginTransactionRecord", {}), _record("TopicRecord", {"name": "c", "topicId": "C"})),
+    ])
+    assert sorted(t.name for t in r.published().topics.values()) == ["a"]
+    assert r.defects == []
+    r.replay_batch(batch(8, _record("EndTransactionRecord", {})))
+    assert sorted(t.name for t in r.published().topics.values()) == ["a", "c"]
+    r.replay_batch(batch(9, _record("EndTransactionRecord", {})))
+    assert [d.code for d in r.defects] == ["metadata-replay"]
+
+
+def test_the_cross_check_flags_exactly_the_stray_partition_of_the_recreated_topic() -> None:
+    exp = load_expected(BROKER)
+    root = _case_input(BROKER)
+    code, doc = _run(str(root), "--check-broker", str(root))
+    assert code == 1
+    assert doc["broker_id"] == 1
+    got = {c["partition_dir"]: c for c in doc["topic_id_check"]}
+    assert sorted(got) == sorted(c["partitionDir"] for c in exp["topicIdCrossCheck"])
+    for want in exp["topicIdCrossCheck"]:
+        c = got[want["partitionDir"]]
+        assert (c["topic_id_on_disk"], c["topic_id_in_image"], c["match"], c["broker_is_replica"]) == \
+            (want["topicIdInPartitionMetadata"], want["topicIdInMetadataImage"], want["match"],
+             want["brokerIsReplica"])
+        assert (c["verdict"] == "ok") == (want["verdict"] == "ok")
+        assert c["stray"] == (want["verdict"] != "ok")
+
+
+def test_dump_segment_decodes_quorum_state_as_the_store_reads_it() -> None:
+    exp = load_expected(CONTROLLER)
+    q = exp["before"]["metadataPartition"]["quorumState"]["readByFileQuorumStateStore"]
+    result = runner.invoke(app, ["dump-segment", "-f", "json", str(_case_input(CONTROLLER) / META / "quorum-state")])
+    assert result.exit_code == 0, result.output
+    items = {i["key"]: i["value"] for i in json.loads(result.stdout)["files"][0]["items"]}
+    assert (items["epoch"], items["leader_id"], items["voted_id"]) == (q["epoch"], q["leaderId"], q["votedKey"])
+
+
+def test_usage_and_unreadable_input(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["metadata", str(tmp_path)]).exit_code == 3
+    assert runner.invoke(app, ["metadata", str(tmp_path), "--history", "nodash"]).exit_code == 2
