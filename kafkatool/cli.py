@@ -11,6 +11,7 @@ from kafkatool.commands import (
     check,
     dump_segment,
     fixture,
+    groups,
     metadata,
     replay_producers,
     report,
@@ -40,6 +41,7 @@ app.command("scan", no_args_is_help=True)(scan.command)
 app.command("metadata", no_args_is_help=True)(metadata.command)
 app.command("report", no_args_is_help=True)(report.command)
 app.command("transactions", no_args_is_help=True)(transactions.command)
+app.command("groups", no_args_is_help=True)(groups.command)
 app.add_typer(fixture.app, name="fixture")
 
 
