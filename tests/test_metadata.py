@@ -320,3 +320,53 @@ def test_dump_segment_decodes_quorum_state_as_the_store_reads_it() -> None:
 def test_usage_and_unreadable_input(tmp_path: Path) -> None:
     assert runner.invoke(app, ["metadata", str(tmp_path)]).exit_code == 3
     assert runner.invoke(app, ["metadata", str(tmp_path), "--history", "nodash"]).exit_code == 2
+
+
+def test_a_snapshot_name_kafka_cannot_parse_stops_the_node(tmp_path: Path) -> None:
+    root = _copy(CONTROLLER, tmp_path)
+    (root / META / "latest.checkpoint").write_bytes(b"")
+    code, doc = _run(str(root))
+    assert code == 1
+    assert [d["code"] for d in doc["defects"]] == ["kraft-snapshot-name"]
+    assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["finalMetadataImage"])
+
+
+def test_removing_a_topic_deletes_only_the_configs_the_image_held_before_the_batch() -> None:
+    def batch(offset: int, *recs: MetadataRecord) -> MetaBatch:
+        return MetaBatch(offset, offset + len(recs) - 1, 1, 0, False,
+                         tuple(MetaRecord(offset + i, r) for i, r in enumerate(recs)), "t", 0)
+
+    def config(topic: str) -> MetadataRecord:
+        return _record("ConfigRecord", {"resourceType": 2, "resourceName": topic, "name": "retention.ms",
+                                        "value": "1"})
+
+    r = mi.Replayer()
+    r.replay_batches([
+        batch(0, _record("TopicRecord", {"name": "a", "topicId": "A"}), config("a")),
+        batch(2, _record("RemoveTopicRecord", {"topicId": "A"})),
+        batch(3, _record("TopicRecord", {"name": "b", "topicId": "B"}), config("b"),
+              _record("RemoveTopicRecord", {"topicId": "B"})),
+    ])
+    assert r.defects == []
+    assert r.image.topics == {}
+    assert list(r.image.configs) == [(2, "b")]  # created in the same delta as the removal: Kafka keeps it
+
+
+def test_a_partition_change_keeps_what_it_leaves_null_and_bumps_epochs() -> None:
+    def batch(offset: int, *recs: MetadataRecord) -> MetaBatch:
+        return MetaBatch(offset, offset + len(recs) - 1, 1, 0, False,
+                         tuple(MetaRecord(offset + i, r) for i, r in enumerate(recs)), "t", 0)
+
+    r = mi.Replayer()
+    r.replay_batches([batch(0, _record("TopicRecord", {"name": "a", "topicId": "A"}), _record("PartitionRecord", {
+        "partitionId": 0, "topicId": "A", "replicas": [1, 2], "isr": [1, 2], "removingReplicas": [],
+        "addingReplicas": [], "leader": 1, "leaderEpoch": 4, "partitionEpoch": 7}))])
+    r.replay_batch(batch(2, _record("PartitionChangeRecord", {"partitionId": 0, "topicId": "A", "isr": [1]})))
+    p = r.image.topics["A"].partitions[0]
+    assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (1, [1], 4, 8)
+    r.replay_batch(batch(3, _record("PartitionChangeRecord", {"partitionId": 0, "topicId": "A", "leader": -1})))
+    p = r.image.topics["A"].partitions[0]
+    assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (-1, [1], 5, 9)
+    assert p.directories == [mi.MIGRATING_DIR, mi.MIGRATING_DIR]
+    r.replay_batch(batch(4, _record("PartitionChangeRecord", {"partitionId": 9, "topicId": "A", "leader": 2})))
+    assert [d.code for d in r.defects] == ["metadata-replay"]

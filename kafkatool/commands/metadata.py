@@ -25,6 +25,7 @@ from kafkatool.schema.filenames import DirState
 from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch
 
 SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
+SNAPSHOT_FOOTER = ControlType.SNAPSHOT_FOOTER.value
 
 
 class MetadataFormat(StrEnum):
@@ -73,7 +74,6 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
             batches, bad = read_meta_batches(path, f"{directory.name}/{path.name}", seg.size_bytes)
             log_batches.extend(b for b in batches if b.last_offset < log_end)
             defects.extend(bad)
-    epoch_at = {b.last_offset: b.epoch for b in log_batches}
     snapshot_doc: dict[str, Any] | None = None
     snap_batches: list[MetaBatch] = []
     start = recovery.log_start_offset
@@ -84,8 +84,9 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
         start = snap.snapshot_id.end_offset
         snapshot_doc = {"file": snap.name, "end_offset": snap.snapshot_id.end_offset,
                         "epoch": snap.snapshot_id.epoch, **_snapshot_info(snap_batches)}
+        defects.extend(_snapshot_shape(snap_batches, f"{directory.name}/{snap.name}"))
         sid = snap.snapshot_id
-        logged = epoch_at.get(sid.end_offset - 1)
+        logged = next((b.epoch for b in log_batches if b.base_offset <= sid.end_offset - 1 <= b.last_offset), None)
         if logged is not None and logged != sid.epoch:
             defects.append(Defect("metadata-snapshot-epoch", f"{directory.name}/{snap.name}", None, "epoch",
                                   f"snapshot epoch {sid.epoch} differs from the epoch {logged} of the log's record "
@@ -121,6 +122,20 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
         doc["history"] = history(recovery, log_batches, snap_batches, history_of)
     doc["defects"] = [_defect_json(d) for d in defects]
     return doc, image
+
+
+def _snapshot_shape(batches: list[MetaBatch], file: str) -> list[Defect]:
+    """``RecordsSnapshotReader``'s rule (the first batch is a control batch opening with a SnapshotHeader) and
+    the footer a frozen snapshot ends with."""
+    out: list[Defect] = []
+    if not batches or not batches[0].controls or batches[0].controls[0][0] != SNAPSHOT_HEADER:
+        out.append(Defect("metadata-snapshot-header", file, 0, "batches[0]",
+                          "the first batch is not a control batch opening with a SnapshotHeader: Kafka's snapshot "
+                          "reader throws IllegalStateException and the snapshot cannot be loaded"))
+    if not batches or not any(t == SNAPSHOT_FOOTER for t, _ in batches[-1].controls):
+        out.append(Defect("metadata-snapshot-footer", file, None, "batches[-1]",
+                          "no SnapshotFooter in the last batch: the snapshot was not completed", "warning"))
+    return out
 
 
 def _snapshot_provenance(image: mi.Image, snap: mi.SnapshotFile, batches: list[MetaBatch]) -> None:

@@ -43,7 +43,7 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
                          32: "GROUP"}
 FENCING_CHANGE = {-1: False, 0: None, 1: True}
 CONTROLLED_SHUTDOWN_CHANGE = {0: None, 1: True}
-TRANSACTION_RECORDS = ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")
+TOPIC_RESOURCE = 2
 
 
 @dataclass
@@ -193,6 +193,7 @@ class Replayer:
         self.source = source
         self._saved: Image | None = None  # the image before an open transaction
         self._saved_history = 0
+        self._delta_base_configs: set[tuple[int, str]] = set()
         self.records_replayed = 0
 
     def published(self) -> Image:
@@ -205,7 +206,11 @@ class Replayer:
             self.replay_batch(batch)
 
     def replay_batch(self, batch: MetaBatch) -> None:
-        """One batch: its records, then the provenance (last offset, epoch, append time)."""
+        """One batch: its records, then the provenance (last offset, epoch, append time).
+
+        Each batch is one ``MetadataDelta`` over the image before it (the loader applies a delta per batch).
+        """
+        self._delta_base_configs = set(self.image.configs)
         for rec in batch.records:
             if rec.record is None or rec.record.record_class is None:
                 continue
@@ -217,8 +222,6 @@ class Replayer:
         self.image.last_offset = batch.last_offset
         self.image.last_epoch = batch.epoch
         self.image.last_time = batch.append_time
-        if self._saved is not None:  # keep the provenance moving for a published image, as the loader does
-            pass
 
     # -- records -------------------------------------------------------------------------------------------
     def _replay(self, rec: MetadataRecord, offset: int, batch: MetaBatch) -> None:
@@ -252,7 +255,10 @@ class Replayer:
         topic = self.image.topics.pop(f["topicId"], None)
         if topic is None:
             raise ReplayFault(f"Unable to delete topic with id {f['topicId']}: no such topic found.")
-        self.image.configs.pop((2, topic.name), None)
+        # ConfigurationsDelta.replay(RemoveTopicRecord): only a topic config already in the image before this
+        # delta is deleted; one created within the same delta survives the topic.
+        if (TOPIC_RESOURCE, topic.name) in self._delta_base_configs:
+            self.image.configs.pop((TOPIC_RESOURCE, topic.name), None)
         for p in sorted(topic.partitions):
             self._history(offset, batch, "RemoveTopicRecord", topic, p, None)
 

@@ -7,6 +7,7 @@ re-read deep up to the bytes the load keeps; snapshot files (``<end offset>-<epo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,8 +18,12 @@ from kafkatool.reading.log import read_log
 from kafkatool.reading.logdir import read_partition
 from kafkatool.schema.filenames import (
     BOOTSTRAP_CHECKPOINT,
+    EPOCH_DIGITS,
+    KRAFT_DELETED_SUFFIX,
+    KRAFT_PARTIAL_SUFFIX,
+    KRAFT_SNAPSHOT_SUFFIX,
+    OFFSET_DIGITS,
     QUORUM_STATE,
-    parse_kraft_snapshot_name,
     parse_partition_dir,
 )
 from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch, SnapshotFile, SnapshotId, meta_batch
@@ -59,9 +64,16 @@ def read_metadata_files(directory: Path) -> MetadataFiles:
     label = directory.name
     files = MetadataFiles(directory, read_partition(directory, label))
     for p in list_dir(directory):
-        parsed = parse_kraft_snapshot_name(p.name)
-        if parsed is not None and p.is_file():
-            files.snapshots.append(SnapshotFile(p.name, SnapshotId(parsed[0], parsed[1]), parsed[2]))
+        if not p.is_file():
+            continue
+        try:
+            snap = kafka_snapshot_path(p.name)
+        except ValueError as err:
+            files.defects.append(Defect("kraft-snapshot-name", f"{label}/{p.name}", None, "name",
+                                        f"Snapshots.parse throws ({err}): the node cannot start"))
+            continue
+        if snap is not None:
+            files.snapshots.append(snap)
     state = directory / QUORUM_STATE
     if state.is_file():
         try:
@@ -74,6 +86,32 @@ def read_metadata_files(directory: Path) -> MetadataFiles:
     return files
 
 
+def _java_long(text: str, bits: int) -> int:
+    """Java's ``Long.parseLong`` / ``Integer.parseInt`` (an optional sign, ASCII digits, in range)."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise ValueError(f'NumberFormatException: For input string: "{text}"')
+    value = int(text)
+    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+        raise ValueError(f'NumberFormatException: For input string: "{text}"')
+    return value
+
+
+def kafka_snapshot_path(name: str) -> SnapshotFile | None:
+    """Raft's ``Snapshots.parse``: a name ending ``.checkpoint``, ``.checkpoint.part`` or ``.checkpoint.deleted``
+    is a snapshot whose end offset is its first 20 characters and whose epoch the 10 after the dash, whatever
+    follows; ``None`` for other names. Raises ``ValueError`` where Kafka's parse throws."""
+    for suffix in (KRAFT_PARTIAL_SUFFIX, KRAFT_DELETED_SUFFIX, KRAFT_SNAPSHOT_SUFFIX):
+        if name.endswith(suffix):
+            break
+    else:
+        return None
+    if len(name) < OFFSET_DIGITS + 1 + EPOCH_DIGITS:
+        raise ValueError(f"StringIndexOutOfBoundsException: name {name!r} is too short")
+    offset = _java_long(name[:OFFSET_DIGITS], 64)
+    epoch = _java_long(name[OFFSET_DIGITS + 1:OFFSET_DIGITS + 1 + EPOCH_DIGITS], 32)
+    return SnapshotFile(name, SnapshotId(offset, epoch), suffix)
+
+
 def read_meta_batches(path: Path, label: str, limit: int | None = None) -> tuple[list[MetaBatch], list[Defect]]:
     """Every raft batch of a segment or snapshot file (only its first ``limit`` bytes), records decoded."""
     entries, defects = read_log(path, deep=True, max_bytes=limit, label=label)
@@ -83,6 +121,8 @@ def read_meta_batches(path: Path, label: str, limit: int | None = None) -> tuple
             defects.append(Defect("metadata-magic", label, e.position, "magic",
                                   "a legacy message set in the metadata log"))
             continue
+        if e.crc_valid is False:
+            continue  # reported by the walk; Kafka's reader throws on it (CorruptRecordException)
         batch, bad = meta_batch(e, label)
         batches.append(batch)
         defects.extend(bad)
