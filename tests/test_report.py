@@ -166,3 +166,15 @@ def test_without_matplotlib_the_text_alternatives_remain(tmp_path: Path, monkeyp
     (fig,) = page.figures("segment-map")
     assert page.by_id(f"{fig['id']}-alt") is not None
     assert doc["verdict"]["level"] == "loses-data"
+
+
+def test_internal_topics_section_agrees_with_transactions(tmp_path: Path) -> None:
+    logdir = _input("internal-topics-hanging-txn-clean")
+    code, _, page = make_report(tmp_path / "r.html", logdir)
+    _, txn = json_of("transactions", "--now", CLOCK, "-f", "json", str(logdir))
+    assert page.by_id("transactions") is not None
+    rows = [r for r in page.rows if r[1] and r[1][0] in {t["transactional_id"] for t in txn["open_transactions"]}]
+    got = {(r[1][0], r[1][1], int(r[1][4]), r[1][6]) for r in rows}
+    assert got == {(t["transactional_id"], t["directory"], t["start_offset"], "yes" if t["hanging"] else "no")
+                   for t in txn["open_transactions"]}
+    assert txn["hanging"] and page.by_id("verdict")["data-level"] == "damaged" and code == 1

@@ -21,6 +21,7 @@ from kafkatool.commands.common import run_guarded
 from kafkatool.commands.replay_producers import DEFAULT_TXN_TIMEOUT_MS
 from kafkatool.commands.replay_producers import build_document as replay_document
 from kafkatool.commands.replica_sets import analyse
+from kafkatool.commands.transactions import build_document as transactions_document
 from kafkatool.engine.check import SEVERITY_RANK, check_broker_identity, check_log_dir
 from kafkatool.engine.replay import replay
 from kafkatool.engine.report import follower_losses, restart_marks, verdict
@@ -31,12 +32,43 @@ from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.render.html_report import render_html
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
+from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
 from kafkatool.writing.atomic import ensure_outside, write_atomic
 
 # Sections contributed by other analyses (e.g. internal topics): each takes the report document and the
 # decoded log dirs and returns ``{"id", "title", "intro", "columns", "rows", "commands"}`` or ``None``.
 SectionHook = Callable[[dict[str, Any], list[tuple[str, LogDirData]]], dict[str, Any] | None]
-SECTION_HOOKS: list[SectionHook] = []
+
+
+def transactions_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) -> dict[str, Any] | None:
+    """Open and hanging transactions from ``__transaction_state`` joined with the data partitions, as
+    ``kafkatool transactions`` finds them; only when a transaction-log partition is among the inputs."""
+    if not any(p.topic_partition is not None and p.topic_partition.topic == TRANSACTION_TOPIC
+               for _, data in inputs for p in data.partitions):
+        return None
+    paths = [path for path, _ in inputs]
+    txn = transactions_document(paths, now=doc["now"], timeout_ms=doc["transaction_timeout_ms"],
+                                bootstrap="localhost:9092")
+    rows = [[t.get("transactional_id"), t["directory"], t["producer_id"], t["producer_epoch"], t["start_offset"],
+             t.get("coordinator_state"), "yes" if t["hanging"] else "no", t["last_stable_offset"], t["reason"],
+             t["abort_command"] if t["hanging"] else ""] for t in txn["open_transactions"]]
+    now_arg = "" if doc["now"] is None else f" --now {doc['now']}"
+    return {
+        "id": "transactions", "title": "Transactions (__transaction_state)",
+        "intro": f"{len(txn['transactional_ids'])} transactional id(s) in the transaction log; "
+                 f"{len(txn['open_transactions'])} open transaction(s) in the data partitions, "
+                 f"{len(txn['hanging'])} hanging.",
+        "columns": ["transactional id", "partition", "producer", "epoch", "start offset", "coordinator state",
+                    "hanging", "LSO held at", "why", "abort with"],
+        "rows": rows,
+        "commands": [f"kafkatool transactions{now_arg} " + " ".join(_q(p) for p in paths)],
+        "level": "damaged" if txn["hanging"] or txn["defects"] else "healthy",
+        "reasons": [f"transaction log: {t.get('transactional_id')} hangs on {t['directory']} since offset "
+                    f"{t['start_offset']} ({t['reason_code']})." for t in txn["hanging"]],
+    }
+
+
+SECTION_HOOKS: list[SectionHook] = [transactions_section]
 
 
 def _q(path: str) -> str:
@@ -187,6 +219,7 @@ def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: 
         "inputs": [{"path": a["path"], "label": a["label"], "clean_shutdown_marker": a["clean_shutdown_marker"]}
                    for a in analysed],
         "now": now,
+        "transaction_timeout_ms": timeout_ms,
         "findings": findings,
         "check_commands": ["kafkatool check " + " ".join(_q(a["path"]) for a in group) for group in brokers.values()],
         "partitions": [p for a in analysed for p in a["partitions"]],

@@ -82,10 +82,10 @@ def verdict(doc: Doc) -> Doc:
         if m["truncate_at"] is not None:
             level = 2
             lost = m["lost_offsets"]
-            what = (f"offsets {lost[0]} to {lost[1] - 1} ({_plural(m['lost_records'], 'record')})" if lost
-                    else "no whole record")
+            what = (f" and offsets {lost[0]} to {lost[1] - 1} ({_plural(m['lost_records'], 'record')})" if lost
+                    else " that hold no complete batch")
             reasons.append(f"{where}: a restart truncates the log at offset {m['truncate_at']}, dropping "
-                           f"{_plural(m['bytes_truncated'], 'byte')} and {what}.")
+                           f"{_plural(m['bytes_truncated'], 'byte')}{what}.")
         if m["acknowledged_lost"] is not None:
             level = 2
             a = m["acknowledged_lost"]
@@ -110,6 +110,10 @@ def verdict(doc: Doc) -> Doc:
                 f"{_plural(f['lost_record_count'], 'record')}"
                 + (f", {committed} of them below its own high watermark (committed there)." if committed
                    else ", none of them acknowledged (ordinary follower truncation)."))
+    for section in doc.get("sections", []):
+        if section.get("level") in LEVELS:
+            level = max(level, LEVELS.index(section["level"]))
+        reasons += section.get("reasons", [])
     serious = [f for f in doc["findings"] if f["severity"] in ("error", "warning")]
     anomalies = [a for p in doc["partitions"] if p.get("replay") for a in p["replay"]["anomalies"]
                  if a["severity"] in ("error", "warning")]

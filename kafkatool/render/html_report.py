@@ -241,12 +241,13 @@ def render_html(doc: Doc) -> str:
     replicas = [_replicas(rs, i) for i, rs in enumerate(doc["replica_sets"], 1)]
     extras = [_extra(s) for s in doc.get("sections", [])]
     commands = [c for p in doc["partitions"] for c in p["commands"].values()] + doc["check_commands"] \
-        + [rs["command"] for rs in doc["replica_sets"]]
+        + [rs["command"] for rs in doc["replica_sets"]] + [c for x in doc.get("sections", []) for c in x["commands"]]
     nav = ['<li><a href="#verdict">Verdict</a></li>']
     nav += [f'<li><a href="#p{i}-{_slug(p["directory"])}">{_e(p["directory"])} on {_e(p["log_dir_label"])}</a></li>'
             for i, p in enumerate(doc["partitions"], 1)]
     nav += [f'<li><a href="#r{i}-{_slug(rs["partition"])}">Replicas of {_e(rs["partition"])}</a></li>'
             for i, rs in enumerate(doc["replica_sets"], 1)]
+    nav += [f'<li><a href="#{_e(_slug(x["id"]))}">{_e(x["title"])}</a></li>' for x in doc.get("sections", [])]
     nav += ['<li><a href="#findings">Findings</a></li>', '<li><a href="#reproduce">Reproduce</a></li>']
     inputs = "".join(f"<li>{_e(i['label'])}: <code>{_e(i['path'])}</code>"
                      f"{'' if i['clean_shutdown_marker'] else ' (no clean-shutdown marker)'}</li>"
