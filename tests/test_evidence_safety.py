@@ -52,6 +52,7 @@ PLANS: dict[str, list[tuple[str, list[str]]]] = {
     "report": [(LOGDIR, ["--out", "{out}/report.html", "--now", NOW, "{in}"])],
     "transactions": [(LOGDIR, ["--now", NOW, "{in}"])],
     "metadata": [(KRAFT, ["{in}"])],
+    "groups": [(LOGDIR, ["-f", "json", "{in}"])],
     "fixture list": [(FIXTURE_TREE, [])],
     "fixture build": [(FIXTURE_TREE, ["torn-write", "{out}/built"]), (FIXTURE_TREE, ["demo", "{out}/built"])],
 }
