@@ -370,3 +370,23 @@ def test_a_partition_change_keeps_what_it_leaves_null_and_bumps_epochs() -> None
     assert p.directories == [mi.MIGRATING_DIR, mi.MIGRATING_DIR]
     r.replay_batch(batch(4, _record("PartitionChangeRecord", {"partitionId": 9, "topicId": "A", "leader": 2})))
     assert [d.code for d in r.defects] == ["metadata-replay"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_dump_segment_shows_every_record_decoded_as_kafka_does(case: str) -> None:
+    for path, batches in _files(case):
+        result = runner.invoke(app, ["dump-segment", "--print-data", "-f", "jsonl", str(path)])
+        assert result.exit_code == 0, result.output
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        got = [r for row in rows if row["type"] == "batch" for r in row["records"]]
+        want = [r for b in batches for r in b["records"]]
+        assert [r["offset"] for r in got] == [r["offset"] for r in want]
+        for g, w in zip(got, want, strict=True):
+            d = w["decoded"]
+            if "controlType" in d:
+                assert g["control"]["type_name"] == d["controlType"]
+                assert g["control"]["message"] == {"class": d["messageClass"], "fields": d["fields"]}
+            else:
+                value = g["decoded"]["value"]
+                assert (value["api_key"], value["record_class"], value["version"], value["fields"]) == \
+                    (d["apiKey"], d["recordClass"], d["version"], d["fields"])

@@ -25,7 +25,14 @@ from kafkatool.reading import small_files
 from kafkatool.reading.inventory import expand
 from kafkatool.reading.log import open_log, read_log
 from kafkatool.render.output import Diagnostics, Output, make_output
-from kafkatool.schema.filenames import FileKind, classify, offset_from_name, parse_partition_dir
+from kafkatool.schema.filenames import (
+    BOOTSTRAP_CHECKPOINT,
+    CLUSTER_METADATA_TOPIC,
+    FileKind,
+    classify,
+    offset_from_name,
+    parse_partition_dir,
+)
 from kafkatool.schema.topic_records import DecodeFn, decoder_for_topic, decoder_named, decoders
 
 SMALL_KINDS = frozenset({
@@ -65,6 +72,9 @@ def topic_decoder_for(path: Path, choice: str) -> DecodeFn | None:
     if choice != "auto":
         named = decoder_named(choice)
         return None if named is None else named.decode
+    if path.name == BOOTSTRAP_CHECKPOINT:  # the log dir's bootstrap metadata: KRaft metadata records
+        found = decoder_for_topic(CLUSTER_METADATA_TOPIC)
+        return None if found is None else found.decode
     parsed = parse_partition_dir(path.resolve().parent.name)
     found = decoder_for_topic(parsed[0].topic) if parsed and parsed[0] is not None else None
     return None if found is None else found.decode

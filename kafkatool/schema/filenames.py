@@ -56,6 +56,8 @@ CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 LOCK_FILE = ".lock"
 QUORUM_STATE = "quorum-state"
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+"""The KRaft metadata topic: its partition ``__cluster_metadata-0`` holds the raft log and snapshots."""
 REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
 
 
