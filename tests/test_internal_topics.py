@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ from kafkatool.schema.topic_records import decoder_for_topic, decoder_named, dec
 from tests.conftest import corpus_cases, load_expected, shared_dir
 
 runner = CliRunner()
+CASE = "internal-topics-hanging-txn-clean"
 INTERNAL = ("__consumer_offsets", "__transaction_state")
 
 
@@ -121,3 +123,67 @@ def test_dump_segment_decodes_internal_topics_in_json() -> None:
     plain = runner.invoke(app, ["dump-segment", "--print-data", "--decoder", "none", "-f", "jsonl",
                                 str(root / "__transaction_state-17" / "00000000000000000000.log")])
     assert "decoded" not in plain.stdout
+
+
+def kafka_lines(path: str, decoder: str) -> dict[int, tuple[str | None, str | None]]:
+    """``dump-segment -f kafka --decoder`` record lines: offset -> (key text, payload text)."""
+    res = runner.invoke(app, ["dump-segment", "-f", "kafka", "--decoder", decoder, path])
+    assert res.exit_code == 0, res.output
+    out = {}
+    for line in res.stdout.splitlines():
+        if line.startswith("| offset: ") and " key: " in line:
+            offset = int(line.split()[2])
+            rest = line.split(" key: ", 1)[1]
+            key, _, payload = rest.partition(" payload: ")
+            out[offset] = (key, payload or None)
+    return out
+
+
+def test_kafka_format_offsets_decoder_prints_kafkas_json() -> None:
+    """As DumpLogSegments --offsets-decoder: {"type","data"} keys, {"version","data"} values, <DELETE> for
+    tombstones, the consumer protocol decoded inside classic group members."""
+    name = "__consumer_offsets-32"
+    root = shared_dir("corpus") / CASE / "input" / name
+    want = expected_records(CASE, name)
+    seen = 0
+    for seg in sorted(root.glob("*.log")):
+        for offset, (key, payload) in kafka_lines(str(seg), "group-coordinator").items():
+            exp = want[offset]
+            assert json.loads(key) == {"type": str(exp["keyVersion"]), "data": exp["key"]}
+            if exp["tombstone"]:
+                assert payload == "<DELETE>"
+                continue
+            value = json.loads(payload)
+            assert value["version"] == str(exp["valueVersion"])
+            if exp["valueType"] == "GroupMetadataValue":
+                for got, raw in zip(value["data"]["members"], exp["value"]["members"], strict=True):
+                    sub = base64.b64decode(raw["subscription"])
+                    assert got["subscription"]["topics"] == [sub[8:8 + int.from_bytes(sub[6:8], "big")].decode()]
+                    assert {tp["topic"] for tp in got["assignment"]["assignedPartitions"]} == {"invoices"}
+            else:
+                assert value["data"] == exp["value"]
+            seen += 1
+    assert seen == sum(1 for e in want.values() if not e["tombstone"])
+
+
+def test_kafka_format_transaction_log_decoder_prints_kafkas_text() -> None:
+    """As TransactionLog.formatRecordKeyAndValue: the transactional id, then producer, state, partitions,
+    timestamps and timeout from Kafka's decoding of the same record."""
+    name = "__transaction_state-17"
+    root = shared_dir("corpus") / CASE / "input" / name
+    want = expected_records(CASE, name)
+    lines = kafka_lines(str(root / "00000000000000000000.log"), "transaction-log")
+    assert set(lines) == set(want)
+    for offset, (key, payload) in lines.items():
+        exp = want[offset]
+        v = exp["value"]
+        assert key == f"transaction_metadata::transactionalId={exp['key']['transactionalId']}"
+        head, _, tail = payload.partition(",partitions=[")
+        assert head == (f"producerId:{v['producerId']},producerEpoch:{v['producerEpoch']},"
+                        f"state={exp['transactionStatusName']}")
+        shown, _, tail = tail.partition("],")
+        listed = [] if exp["transactionStatusName"] == "Empty" else [
+            f"{p['topic']}-{i}" for p in v["transactionPartitions"] or () for i in p["partitionIds"]]
+        assert sorted(filter(None, shown.split(","))) == sorted(listed)
+        assert tail == f"txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},txnTimeoutMs=" \
+                       f"{v['transactionTimeoutMs']}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kafkatool.engine import dls
+from kafkatool.engine.dls_decoders import Parser
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import AbortedTxn, ProducerSnapshotEntry
 from kafkatool.reading import siblings
@@ -58,7 +59,7 @@ def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | No
 
 def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,
               index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
-              skip_record_metadata: bool) -> dls.FileDump:
+              skip_record_metadata: bool, parser: Parser | None = None) -> dls.FileDump:
     """Read what DumpLogSegments reads for ``path`` and emulate its dump of it."""
     key = siblings.absolute_path(path)
     kind = dls.file_kind(path)
@@ -67,7 +68,8 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
     if kind == "log":
         with siblings.mapped_if_exists(path) as buf:
             return dls.dump_log(session, path, buf, deep=deep, print_data=print_data,
-                                skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key)
+                                skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key,
+                                parser=parser)
     if kind == "snapshot":
         data = siblings.read_if_exists(path)
         if data is None:
@@ -97,7 +99,7 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
 
 def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_index_only: bool,
                      index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
-                     skip_record_metadata: bool, out: TextIO, err: TextIO) -> int:
+                     skip_record_metadata: bool, out: TextIO, err: TextIO, parser: Parser | None = None) -> int:
     """Dump ``paths`` as ``kafka-dump-log.sh --files`` would; returns its exit code (0, or 1 on an exception).
 
     stdout text goes to ``out``, stderr lines (unknown files, corrupt snapshots, the crash message, the
@@ -111,7 +113,7 @@ def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_i
             result = _dump_one(session, path, deep=deep, print_data=print_data,
                                verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                                max_message_size=max_message_size, max_bytes=max_bytes,
-                               skip_record_metadata=skip_record_metadata)
+                               skip_record_metadata=skip_record_metadata, parser=parser)
         except dls.DlsError as error:
             result = dls.FileDump(crash=error.line)
         except UnreadableInputError as error:

@@ -316,16 +316,22 @@ def command(
 
     def body() -> int:
         choice = str(getattr(topic_decoder, "value", topic_decoder))
+        parser = None
         if fmt is Format.kafka and choice not in ("auto", "none"):
-            raise UsageError("--decoder NAME goes with --format table, json or jsonl (--format kafka prints what "
-                             "kafka-dump-log.sh prints without a decoder option)")
+            from kafkatool.engine.dls_decoders import PARSERS
+
+            parser = PARSERS.get(choice)
+            if parser is None:
+                raise UsageError(f"--decoder {choice} has no kafka-dump-log.sh form here; with --format kafka use "
+                                 + " or ".join(sorted(PARSERS)))
         if fmt is Format.kafka:
             from kafkatool.commands.dump_kafka import run_kafka_format
 
+            shown = print_data or parser is not None  # a decoder option implies --print-data-log in Kafka too
             return run_kafka_format(
-                kafka_paths(paths), deep=deep or print_data, print_data=print_data, verify_index_only=verify_index_only,
+                kafka_paths(paths), deep=deep or shown, print_data=shown, verify_index_only=verify_index_only,
                 index_sanity_check=index_sanity_check, max_message_size=max_message_size, max_bytes=max_bytes,
-                skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr)
+                skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr, parser=parser)
         if verify_index_only or index_sanity_check or skip_record_metadata:
             raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "
                              "--format kafka (use --verify for kafkatool's own checks)")

@@ -946,8 +946,10 @@ def _is_control(batch: FileBatch) -> bool:
 
 
 def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset: list[int], path: str,
-                  key: str | None, skip_record_metadata: bool, print_data: bool) -> None:
-    """``dumpBatchRecords`` / ``printRecordMetadata`` / ``printRecordContents``."""
+                  key: str | None, skip_record_metadata: bool, print_data: bool,
+                  parser: Callable[[Record], tuple[str | None, str | None]] | None = None) -> None:
+    """``dumpBatchRecords`` / ``printRecordMetadata`` / ``printRecordContents``; ``parser`` is a decoder
+    option's ``MessageParser`` (the default prints keys and values as UTF-8 text)."""
     control = _is_control(batch)
     ts_type = batch.timestamp_type
     for record in batch.records():
@@ -965,7 +967,14 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
                 out.print(f" isValid: {java_bool(_legacy_record_valid(record))} crc: {record.crc}")
             if control:
                 out.print(_control_text(record))
-        if print_data and not control:
+        if print_data and not control and parser is not None:
+            prefix = RECORD_INDENT + " " if skip_record_metadata else " "
+            shown_key, payload = parser(record)
+            if shown_key is not None:
+                out.print(f"{prefix}key: {shown_key}")
+            if payload is not None:
+                out.print(f" payload: {payload}")
+        elif print_data and not control:
             prefix = RECORD_INDENT + " " if skip_record_metadata else " "
             if record.key is not None:
                 out.print(f"{prefix}key: {java_utf8(record.key)}")
@@ -976,7 +985,8 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
 
 
 def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,
-             skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None) -> FileDump:
+             skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None,
+             parser: Callable[[Record], tuple[str | None, str | None]] | None = None) -> FileDump:
     """``dumpLog`` for a ``.log`` segment or a KRaft ``.checkpoint`` snapshot (``buf`` None: missing file).
 
     ``print_data`` implies deep iteration, as in Kafka. ``max_bytes`` None is Kafka's default
@@ -1003,7 +1013,7 @@ def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool =
         for batch in records.batches():
             _batch_line(out, batch, valid)
             if deep:
-                _record_lines(out, session, batch, last_offset, path, key, skip_record_metadata, print_data)
+                _record_lines(out, session, batch, last_offset, path, key, skip_record_metadata, print_data, parser)
             valid += batch.size_in_bytes
         trailing = records.size - valid
         if trailing > 0 and limit == INT_MAX:

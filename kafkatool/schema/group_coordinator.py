@@ -92,6 +92,29 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMe
     Field("PartitionsPendingRevocation", "[]struct", fields=_TOPIC_PARTITIONS),
 ))
 
+# The consumer embedded protocol inside a classic group's member subscription and assignment bytes
+# (clients/src/main/resources/common/message/ConsumerProtocol{Subscription,Assignment}.json): an int16 version, then
+# the message. DumpLogSegments' offsets decoder shows them decoded for protocol type "consumer".
+_OWNED = (Field("Topic", "string", (1, None)), Field("Partitions", "[]int32", (1, None)))
+CONSUMER_PROTOCOL_SUBSCRIPTION = Message("ConsumerProtocolSubscription", (0, 3), None, (
+    Field("Topics", "[]string"),
+    Field("UserData", "bytes", nullable=(0, None)),
+    Field("OwnedPartitions", "[]struct", (1, None), fields=_OWNED),
+    Field("GenerationId", "int32", (2, None), default=-1),
+    Field("RackId", "string", (3, None), nullable=(3, None)),
+))
+CONSUMER_PROTOCOL_ASSIGNMENT = Message("ConsumerProtocolAssignment", (0, 3), None, (
+    Field("AssignedPartitions", "[]struct", fields=(Field("Topic", "string"), Field("Partitions", "[]int32"))),
+    Field("UserData", "bytes", nullable=(0, None)),
+))
+
+
+def decode_consumer_protocol(message: Message, data: bytes) -> dict[str, Any]:
+    """A member's subscription or assignment bytes (int16 version, then ``message``) as the JSON converter
+    writes them; :class:`DecodeError` when they are not in the consumer protocol."""
+    return read_message(message, _version(data, "protocol"), data[2:], "protocol")
+
+
 # Record type (the key's first int16) -> (kind, key message, value message), as apiMessageKeyFor/ValueFor.
 RECORD_TYPES: dict[int, tuple[str, Message, Message]] = {
     0: ("offset_commit", OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),

@@ -1,0 +1,139 @@
+"""DumpLogSegments' record parsers for the internal topics, for ``dump-segment --format kafka --decoder NAME``.
+
+Models core ``kafka.tools.DumpLogSegments``' ``OffsetsMessageParser`` (``--offsets-decoder``: the key as
+``{"type":"<record type>","data":{...}}``, the value as ``{"version":"<v>","data":{...}}`` or ``<DELETE>``, a
+classic consumer group's member subscription and assignment decoded in place) and ``TransactionLogMessageParser``
+(``--transaction-log-decoder``: ``TransactionLog.formatRecordKeyAndValue``). Each parser returns the key and
+payload strings DumpLogSegments prints, ``None`` for what it leaves out.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from kafkatool.engine.dls import DlsError
+from kafkatool.errors import DecodeError
+from kafkatool.model import Record
+from kafkatool.schema import group_coordinator as gc
+from kafkatool.schema import transaction_log as tl
+
+Parser = Callable[[Record], tuple[str | None, str | None]]
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def jackson(value: Any) -> str:
+    """Jackson's compact ``JsonNode.toString`` of the converter's tree (field order kept, non-ASCII as is)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 0x20 else c) for c in value) + '"'
+    if isinstance(value, list):
+        return "[" + ",".join(jackson(v) for v in value) + "]"
+    return "{" + ",".join(f"{jackson(k)}:{jackson(v)}" for k, v in value.items()) + "}"
+
+
+def _consumer_members(data: dict[str, Any]) -> dict[str, Any]:
+    """``prepareGroupMetadataValue``: members' subscription/assignment decoded when the protocol type is
+    ``consumer``; bytes that do not decode stay as they are."""
+    if data.get("protocolType") != "consumer":
+        return data
+    members = []
+    for m in data.get("members") or []:
+        m = dict(m)
+        for name, message in (("subscription", gc.CONSUMER_PROTOCOL_SUBSCRIPTION),
+                              ("assignment", gc.CONSUMER_PROTOCOL_ASSIGNMENT)):
+            with contextlib.suppress(DecodeError):  # Kafka swallows it and keeps the bytes
+                m[name] = gc.decode_consumer_protocol(message, base64.b64decode(m[name]))
+        members.append(m)
+    return {**data, "members": members}
+
+
+def offsets_parser(record: Record) -> tuple[str | None, str | None]:
+    """``OffsetsMessageParser.parse``."""
+    if record.key is None:
+        raise DlsError(f"Failed to decode message at offset {record.offset} using offset topic decoder "
+                          "(message had a missing key)")
+    rtype = int.from_bytes(record.key[:2], "big", signed=True) if len(record.key) >= 2 else None
+    if rtype is not None and rtype not in gc.RECORD_TYPES:
+        return f"Unknown record type {rtype} at offset {record.offset}, skipping.", None
+    decoded = gc.decode(record.key, record.value)
+    if decoded.defects:
+        return f"Error at offset {record.offset}, skipping. {decoded.defects[0]}", None
+    key = decoded.key
+    value = decoded.value
+    key_text = jackson({"type": str(key["version"]), "data": key["data"]})
+    if value is None:
+        return key_text, "<DELETE>"
+    data = _consumer_members(value["data"]) if decoded.kind == "group_metadata" else value["data"]
+    return key_text, jackson({"version": str(value["version"]), "data": data})
+
+
+def _java_string_hash(text: str) -> int:
+    h = 0
+    raw = text.encode("utf-16-le")
+    for i in range(0, len(raw), 2):
+        h = (31 * h + int.from_bytes(raw[i:i + 2], "little")) & 0xFFFFFFFF
+    return h
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def scala_hash_set_order(partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Iteration order of a Scala 2.13 ``mutable.HashSet[TopicPartition]`` (``TransactionMetadata.topicPartitions``):
+    buckets by index of the improved ``TopicPartition.hashCode``, ordered by hash inside a bucket."""
+    unique = list(dict.fromkeys(partitions))
+    capacity = 16
+    while len(unique) > capacity * 3 // 4:
+        capacity *= 2
+
+    def improved(tp: tuple[str, int]) -> int:
+        h = _int32(31 * (31 + tp[1]) + _java_string_hash(tp[0]))
+        return _int32(h ^ ((h & 0xFFFFFFFF) >> 16))
+
+    return sorted(unique, key=lambda tp: (improved(tp) & (capacity - 1), improved(tp)))
+
+
+def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
+    """``TransactionLog.formatRecordKeyAndValue``."""
+    if record.key is None or len(record.key) < 2:
+        raise DlsError("java.nio.BufferUnderflowException")
+    version = int.from_bytes(record.key[:2], "big", signed=True)
+    if version != 0:
+        return f"unknown::version={version}", None
+    try:
+        tid = tl.decode_key(record.key)["data"]["transactionalId"]
+    except DecodeError as err:
+        raise DlsError(err.reason) from None
+    key = f"transaction_metadata::transactionalId={tid}"
+    if record.value is None:
+        return key, "<DELETE>"
+    value_version = int.from_bytes(record.value[:2], "big", signed=True) if len(record.value) >= 2 else None
+    if value_version is None or not 0 <= value_version <= tl.TRANSACTION_LOG_VALUE.valid[1]:
+        raise DlsError(f"Unknown version {value_version} from the transaction log message value")
+    try:
+        value = tl.decode_value(record.value)
+    except DecodeError as err:
+        raise DlsError(err.reason) from None
+    v = value["data"]
+    if value["state"] is None:
+        raise DlsError(f"Unknown transaction state id {v['transactionStatus']} from the transaction status message")
+    tps = [] if value["state"] == "Empty" else [(p["topic"], i) for p in v["transactionPartitions"] or ()
+                                                 for i in p["partitionIds"]]
+    shown = ",".join(f"{t}-{p}" for t, p in scala_hash_set_order(tps))
+    return key, (f"producerId:{v['producerId']},producerEpoch:{v['producerEpoch']},state={value['state']},"
+                 f"partitions=[{shown}],txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},"
+                 f"txnTimeoutMs={v['transactionTimeoutMs']}")
+
+
+PARSERS: dict[str, Parser] = {"group-coordinator": offsets_parser, "transaction-log": transaction_log_parser}
