@@ -306,6 +306,11 @@ def test_the_cross_check_flags_exactly_the_stray_partition_of_the_recreated_topi
              want["brokerIsReplica"])
         assert (c["verdict"] == "ok") == (want["verdict"] == "ok")
         assert c["stray"] == (want["verdict"] != "ok")
+    # meta.properties directory.id is the log dir broker 1 registered, and its replicas are assigned to it.
+    dir_id = next(line.split("=", 1)[1] for line in exp["before"]["metaProperties"].splitlines()
+                  if line.startswith("directory.id="))
+    assert doc["log_dir_check"] == [{"log_dir": str(root), "directory_id": dir_id, "registered": True}]
+    assert {c["assigned_directory"] for c in doc["topic_id_check"]} == {dir_id}
 
 
 def test_dump_segment_decodes_quorum_state_as_the_store_reads_it() -> None:

@@ -166,26 +166,32 @@ def history(recovery: mi.SnapshotRecovery, log_batches: list[MetaBatch], snap_ba
     return [mi.history_json(h) for h in replayer.history if h.topic == topic and h.partition == partition]
 
 
-def local_partitions(broker_dirs: list[str]) -> tuple[list[mi.LocalPartition], int | None, list[Defect]]:
-    """The partition directories of a broker's log dirs, with their ``partition.metadata`` topic ids."""
+def local_partitions(broker_dirs: list[str]) -> tuple[list[mi.LocalPartition], int | None, list[Defect],
+                                                     list[tuple[str, str | None]]]:
+    """The partition directories of a broker's log dirs, with their ``partition.metadata`` topic ids; the
+    broker id and each log dir's ``directory.id`` from ``meta.properties``."""
     out: list[mi.LocalPartition] = []
     broker_id: int | None = None
     defects: list[Defect] = []
+    dir_ids: list[tuple[str, str | None]] = []
     for d in broker_dirs:
         path = Path(d)
         if not path.is_dir():
             raise UnreadableInputError(d, "not a log dir")
         data = read_log_dir(path)
         defects.extend(data.defects)
-        if data.meta_properties is not None and broker_id is None:
-            broker_id = data.meta_properties.node_id
+        meta = data.meta_properties
+        if meta is not None and broker_id is None:
+            broker_id = meta.node_id
+        dir_ids.append((d, meta.directory_id if meta is not None else None))
         for part in data.partitions:
             tp = part.topic_partition
             if tp is None or part.state != DirState.LIVE or tp.topic == METADATA_TOPIC:
                 continue
             pm = part.partition_metadata
-            out.append(mi.LocalPartition(part.directory, tp.topic, tp.partition, pm.topic_id if pm else None))
-    return out, broker_id, defects
+            out.append(mi.LocalPartition(part.directory, tp.topic, tp.partition, pm.topic_id if pm else None,
+                                         dir_ids[-1][1]))
+    return out, broker_id, defects, dir_ids
 
 
 def parse_partition(value: str) -> tuple[str, int]:
@@ -220,10 +226,11 @@ def command(
         doc, image = load(read_metadata_files(directory), history_of=which)
         failing = bool(doc["defects"])
         if check_broker:
-            parts, found_id, bad = local_partitions(check_broker)
+            parts, found_id, bad, dir_ids = local_partitions(check_broker)
             node = broker_id if broker_id is not None else found_id
             checks = mi.cross_check(image, node, parts)
             doc["broker_id"] = node
+            doc["log_dir_check"] = mi.log_dir_checks(image, node, dir_ids)
             doc["topic_id_check"] = [mi.check_json(c) for c in checks]
             doc["defects"].extend(_defect_json(d) for d in bad)
             failing = failing or bool(bad) or any(c.stray or not c.match for c in checks)

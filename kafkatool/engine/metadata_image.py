@@ -464,6 +464,7 @@ class LocalPartition:
     topic: str
     partition: int
     topic_id: str | None
+    log_dir_id: str | None = None  # ``directory.id`` of the log dir's meta.properties
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,6 +478,7 @@ class TopicIdCheck:
     broker_is_replica: bool | None
     stray: bool
     verdict: str
+    assigned_directory: str | None = None  # the directory the image assigns this broker's replica to
 
 
 def cross_check(image: Image, broker_id: int | None, partitions: list[LocalPartition]) -> list[TopicIdCheck]:
@@ -510,12 +512,24 @@ def cross_check(image: Image, broker_id: int | None, partitions: list[LocalParti
                        "stray replica")
         else:
             stray, verdict = False, "ok"
-        out.append(TopicIdCheck(lp.directory, lp.topic_id, image_id, match, is_replica, stray, verdict))
+        assigned = None
+        if named_part is not None and broker_id in named_part.replicas:
+            assigned = named_part.directories[named_part.replicas.index(broker_id)]
+        out.append(TopicIdCheck(lp.directory, lp.topic_id, image_id, match, is_replica, stray, verdict, assigned))
     return out
+
+
+def log_dir_checks(image: Image, broker_id: int | None, dirs: list[tuple[str, str | None]]) -> list[dict[str, Any]]:
+    """Each broker log dir's ``directory.id`` against the broker's registration (``RegisterBrokerRecord.logDirs``)."""
+    broker = image.brokers.get(broker_id) if broker_id is not None else None
+    return [{"log_dir": path, "directory_id": dir_id,
+             "registered": None if broker is None or dir_id is None else dir_id in broker.log_dirs}
+            for path, dir_id in dirs]
 
 
 def check_json(check: TopicIdCheck) -> dict[str, Any]:
     """One cross-check row as JSON."""
     return {"partition_dir": check.partition_dir, "topic_id_on_disk": check.topic_id_on_disk,
             "topic_id_in_image": check.topic_id_in_image, "match": check.match,
-            "broker_is_replica": check.broker_is_replica, "stray": check.stray, "verdict": check.verdict}
+            "broker_is_replica": check.broker_is_replica, "stray": check.stray, "verdict": check.verdict,
+            "assigned_directory": check.assigned_directory}

@@ -48,9 +48,12 @@ def render_metadata(doc: Row, fmt: str, out: TextIO | None = None) -> None:
             out.write(orjson.dumps({"type": "history", **h}).decode() + "\n")
         for c in doc.get("topic_id_check", []):
             out.write(orjson.dumps({"type": "topic_id_check", **c}).decode() + "\n")
+        for c in doc.get("log_dir_check", []):
+            out.write(orjson.dumps({"type": "log_dir_check", **c}).decode() + "\n")
         for d in doc["defects"]:
             out.write(orjson.dumps({"type": "defect", **d}).decode() + "\n")
-        summary = {k: v for k, v in doc.items() if k not in ("image", "history", "topic_id_check", "defects")}
+        summary = {k: v for k, v in doc.items()
+                   if k not in ("image", "history", "topic_id_check", "log_dir_check", "defects")}
         summary["image"] = {k: v for k, v in image.items() if k not in ("brokers", "topics")}
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
@@ -115,6 +118,9 @@ def _table_output(doc: Row, console: Console) -> None:
                           Text(c["verdict"], style="" if c["verdict"] == "ok" else "red"))
         console.print(Text(f"cross-check of broker {doc.get('broker_id')}", style="bold"))
         console.print(check)
+        for d in doc.get("log_dir_check", []):
+            state = {True: "registered", False: "NOT in the broker's registration", None: "unknown"}[d["registered"]]
+            console.print(Text(f"log dir {d['log_dir']}: directory.id {d['directory_id']} {state}"))
     for d in doc["defects"]:
         where = d["file"] if d["position"] is None else f"{d['file']} @ byte {d['position']}"
         console.print(Text.assemble((d["severity"], SEVERITY_STYLE.get(d["severity"], "")),
