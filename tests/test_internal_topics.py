@@ -187,3 +187,49 @@ def test_kafka_format_transaction_log_decoder_prints_kafkas_text() -> None:
         assert sorted(filter(None, shown.split(","))) == sorted(listed)
         assert tail == f"txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},txnTimeoutMs=" \
                        f"{v['transactionTimeoutMs']}"
+
+
+def uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def compact(text: str) -> bytes:
+    return uvarint(len(text) + 1) + text.encode()
+
+
+def test_flexible_transaction_log_value_with_tagged_fields() -> None:
+    """TransactionLogValue v1 (transaction.version 2) as Kafka's generator lays it out: compact array and strings,
+    tagged PreviousProducerId (0), NextProducerId (1), ClientTransactionVersion (2) after the regular fields."""
+    value = (b"\x00\x01" + (7001).to_bytes(8, "big") + (5).to_bytes(2, "big") + (60000).to_bytes(4, "big") + b"\x01"
+             + uvarint(2) + compact("orders") + uvarint(2) + (3).to_bytes(4, "big") + b"\x00"
+             + (1700000001000).to_bytes(8, "big") + (1700000000000).to_bytes(8, "big"))
+    tagged = (uvarint(3) + uvarint(0) + uvarint(8) + (7000).to_bytes(8, "big")
+              + uvarint(1) + uvarint(8) + (7002).to_bytes(8, "big") + uvarint(2) + uvarint(2) + (2).to_bytes(2, "big"))
+    untagged = value + b"\x00"  # no tagged field: the defaults
+    value += tagged
+    got = transaction_log.decode(b"\x00\x00\x00\x03tx1", value)
+    assert got.defects == ()
+    assert got.value["state"] == "Ongoing"
+    assert got.value["data"] == {
+        "producerId": 7001, "previousProducerId": 7000, "nextProducerId": 7002, "producerEpoch": 5,
+        "transactionTimeoutMs": 60000, "transactionStatus": 1,
+        "transactionPartitions": [{"topic": "orders", "partitionIds": [3]}],
+        "transactionLastUpdateTimestampMs": 1700000001000, "transactionStartTimestampMs": 1700000000000,
+        "clientTransactionVersion": 2}
+    assert transaction_log.decode(b"\x00\x00\x00\x03tx1", untagged).value["data"]["previousProducerId"] == -1
+
+
+def test_share_group_and_flexible_offset_commit_records() -> None:
+    """Record type 11 (ShareGroupMetadata) and an OffsetCommitValue v4 (flexible: compact metadata string)."""
+    share = group_coordinator.decode(b"\x00\x0b\x00\x02sg", b"\x00\x00" + (9).to_bytes(4, "big") + b"\x00")
+    assert (share.kind, share.key["type"], share.value["data"]) == ("share_group_metadata", "ShareGroupMetadataKey",
+                                                                    {"epoch": 9})
+    v4 = (b"\x00\x04" + (77).to_bytes(8, "big") + (2).to_bytes(4, "big") + compact("m")
+          + (1700000000000).to_bytes(8, "big") + b"\x00")
+    got = group_coordinator.decode(b"\x00\x01\x00\x01g\x00\x01t" + (0).to_bytes(4, "big"), v4)
+    assert got.value["data"] == {"offset": 77, "leaderEpoch": 2, "metadata": "m", "commitTimestamp": 1700000000000}

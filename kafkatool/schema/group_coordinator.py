@@ -2,7 +2,8 @@
 
 Models Kafka's ``GroupCoordinatorRecordSerde`` (group-coordinator, via ``CoordinatorRecordSerde``): a key is a
 big-endian int16 *record type* followed by the key message in that version (0 and 1 ``OffsetCommitKey``,
-2 ``GroupMetadataKey``, 3..8 the KIP-848 ``ConsumerGroup*Key`` records); a value is an int16 version followed by
+2 ``GroupMetadataKey``, 3..8 the KIP-848 ``ConsumerGroup*Key`` records, 9..15 the KIP-932 ``ShareGroup*Key``
+records); a value is an int16 version followed by
 the matching value message; a null value is a tombstone, whatever the type. Layouts follow the JSON schemas
 ``group-coordinator/src/main/resources/common/message/*Key.json`` / ``*Value.json``.
 """
@@ -92,6 +93,39 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMe
     Field("PartitionsPendingRevocation", "[]struct", fields=_TOPIC_PARTITIONS),
 ))
 
+# KIP-932 share groups (record types 9..15), declared as at the modelled commit (early access there).
+SHARE_GROUP_PARTITION_METADATA_KEY = _key("ShareGroupPartitionMetadataKey", 9, "GroupId")
+SHARE_GROUP_PARTITION_METADATA_VALUE = Message("ShareGroupPartitionMetadataValue", (0, 0), 0,
+                                               CONSUMER_GROUP_PARTITION_METADATA_VALUE.fields)
+SHARE_GROUP_MEMBER_METADATA_KEY = _key("ShareGroupMemberMetadataKey", 10, "GroupId", "MemberId")
+SHARE_GROUP_MEMBER_METADATA_VALUE = Message("ShareGroupMemberMetadataValue", (0, 0), 0, (
+    Field("RackId", "string", nullable=(0, None)),
+    Field("ClientId", "string"),
+    Field("ClientHost", "string"),
+    Field("SubscribedTopicNames", "[]string"),
+))
+SHARE_GROUP_METADATA_KEY = _key("ShareGroupMetadataKey", 11, "GroupId")
+SHARE_GROUP_METADATA_VALUE = Message("ShareGroupMetadataValue", (0, 0), 0, (Field("Epoch", "int32"),))
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("ShareGroupTargetAssignmentMetadataKey", 12, "GroupId")
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ShareGroupTargetAssignmentMetadataValue", (0, 0), 0,
+                                                       (Field("AssignmentEpoch", "int32"),))
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("ShareGroupTargetAssignmentMemberKey", 13, "GroupId", "MemberId")
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ShareGroupTargetAssignmentMemberValue", (0, 0), 0, (
+    Field("TopicPartitions", "[]struct", fields=_TOPIC_PARTITIONS),))
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _key("ShareGroupCurrentMemberAssignmentKey", 14, "GroupId", "MemberId")
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ShareGroupCurrentMemberAssignmentValue", (0, 0), 0, (
+    Field("MemberEpoch", "int32"),
+    Field("PreviousMemberEpoch", "int32"),
+    Field("State", "int8"),
+    Field("AssignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
+))
+SHARE_GROUP_STATE_PARTITION_METADATA_KEY = _key("ShareGroupStatePartitionMetadataKey", 15, "GroupId")
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMetadataValue", (0, 0), 0, (
+    Field("InitializedTopics", "[]struct", fields=(
+        Field("TopicId", "uuid"), Field("TopicName", "string"), Field("Partitions", "[]int32"))),
+    Field("DeletingTopics", "[]struct", fields=(Field("TopicId", "uuid"), Field("TopicName", "string"))),
+))
+
 # The consumer embedded protocol inside a classic group's member subscription and assignment bytes
 # (clients/src/main/resources/common/message/ConsumerProtocol{Subscription,Assignment}.json): an int16 version, then
 # the message. DumpLogSegments' offsets decoder shows them decoded for protocol type "consumer".
@@ -130,6 +164,17 @@ RECORD_TYPES: dict[int, tuple[str, Message, Message]] = {
         CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
     8: ("consumer_group_current_member_assignment", CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
         CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+    9: ("share_group_partition_metadata", SHARE_GROUP_PARTITION_METADATA_KEY, SHARE_GROUP_PARTITION_METADATA_VALUE),
+    10: ("share_group_member_metadata", SHARE_GROUP_MEMBER_METADATA_KEY, SHARE_GROUP_MEMBER_METADATA_VALUE),
+    11: ("share_group_metadata", SHARE_GROUP_METADATA_KEY, SHARE_GROUP_METADATA_VALUE),
+    12: ("share_group_target_assignment_metadata", SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+         SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    13: ("share_group_target_assignment_member", SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+         SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    14: ("share_group_current_member_assignment", SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+         SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+    15: ("share_group_state_partition_metadata", SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
+         SHARE_GROUP_STATE_PARTITION_METADATA_VALUE),
 }
 
 
@@ -143,8 +188,8 @@ def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
     """The record's kind and its key as ``{"version", "type", "data"}`` (``version`` is the record type)."""
     rtype = _version(key, "key")
     if rtype not in RECORD_TYPES:
-        raise DecodeError("key.version", f"unknown record type {rtype} (share-group or newer records are kept "
-                          "raw)", 0)
+        raise DecodeError("key.version", f"unknown record type {rtype} (GroupCoordinatorRecordSerde knows "
+                          f"0..{max(RECORD_TYPES)}; kept raw)", 0)
     kind, message, _ = RECORD_TYPES[rtype]
     return kind, {"version": rtype, "type": message.name, "data": read_message(message, rtype, key[2:], "key")}
 
