@@ -33,7 +33,7 @@ from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.render.html_report import render_html
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
-from kafkatool.writing.atomic import ensure_outside, write_atomic
+from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
 # Sections contributed by other analyses (e.g. internal topics): each takes the report document and the
 # decoded log dirs and returns ``{"id", "title", "intro", "columns", "rows", "commands"}`` or ``None``.
@@ -272,11 +272,7 @@ def command(
             if not Path(p).is_dir():
                 raise UnreadableInputError(p, "not a log dir or partition directory")
         target = Path(out)
-        ensure_outside(target, [Path(p) for p in paths])
-        if target.exists() and not force:
-            raise UsageError(f"{out} exists: give --force to replace it")
-        if target.is_dir():
-            raise UsageError(f"{out} is a directory")
+        prepare_output_file(target, [Path(p) for p in paths], force=force)
         try:
             members = [int(x) for x in isr.split(",")] if isr else None
         except ValueError:
