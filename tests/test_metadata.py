@@ -395,3 +395,32 @@ def test_dump_segment_shows_every_record_decoded_as_kafka_does(case: str) -> Non
                 value = g["decoded"]["value"]
                 assert (value["api_key"], value["record_class"], value["version"], value["fields"]) == \
                     (d["apiKey"], d["recordClass"], d["version"], d["fields"])
+
+
+def test_a_log_whose_first_segment_is_gone_starts_at_its_first_segment(tmp_path: Path) -> None:
+    # Log start 41: the bootstrap snapshot 0-0 is below it and deleted; snapshot 45 plus the log is Kafka's image.
+    root = _copy(CONTROLLER, tmp_path)
+    for suffix in (".log", ".index", ".timeindex"):
+        (root / META / f"00000000000000000000{suffix}").unlink()
+    code, doc = _run(str(root))
+    assert code == 0
+    assert doc["log"]["log_start_offset"] == 41
+    assert [d["file"] for d in doc["snapshots"]["deleted"]] == ["00000000000000000000-0000000000.checkpoint"]
+    assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["finalMetadataImage"])
+
+
+def test_damage_in_an_older_epoch_truncates_the_log_to_the_newer_snapshot(tmp_path: Path) -> None:
+    # A CRC error in an epoch-1 batch cuts the log there (the later segment goes too); the snapshot's epoch 3 is
+    # above the log's latest epoch 1, so the log is truncated fully and the image is the snapshot's.
+    root = _copy(CONTROLLER, tmp_path)
+    victim = next(b for b in _batches(CONTROLLER, "00000000000000000000.log") if b["baseOffset"] >= 20)
+    assert victim["partitionLeaderEpoch"] == 1
+    seg = root / META / "00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    data[victim["position"] + 30] ^= 0xFF
+    seg.write_bytes(bytes(data))
+    code, doc = _run(str(root))
+    assert code == 1 and any(d["code"] == "crc-mismatch" for d in doc["defects"])
+    assert (doc["log"]["log_start_offset"], doc["log"]["log_end_offset"], doc["log"]["leader_epochs"]) == (45, 45, [])
+    assert "latest epoch 1" in doc["snapshots"]["truncate_to_latest_snapshot"]
+    assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["metadataImageAtSnapshot"])

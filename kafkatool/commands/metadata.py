@@ -21,7 +21,7 @@ from kafkatool.reading.metadata_log import (
     read_metadata_files,
 )
 from kafkatool.render.metadata_report import render_metadata
-from kafkatool.schema.filenames import DirState
+from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch
 
 SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
@@ -100,13 +100,19 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
     replayer.replay_batches(after)
     image = replayer.published()
     defects.extend(replayer.defects)
+    segments = [{"file": Path(s.file).name, "base_offset": s.base_offset, "size": s.size_bytes,
+                 "next_offset": s.next_offset} for s in restart.segments]
+    epochs = [[e.epoch, e.start_offset] for e in restart.leader_epochs]
+    if recovery.truncated_to_snapshot:  # truncateFullyAndStartAt: one empty segment, an empty epoch cache
+        start_at = recovery.log_start_offset
+        segments = [{"file": segment_file_name(start_at, LOG_SUFFIX), "base_offset": start_at, "size": 0,
+                     "next_offset": start_at}]
+        epochs = []
     doc: dict[str, Any] = {
         "metadata_partition": str(directory),
         "log": {"log_start_offset": recovery.log_start_offset, "log_end_offset": recovery.log_end_offset,
-                "latest_epoch": latest_epoch, "bytes_truncated": restart.bytes_truncated,
-                "segments": [{"file": Path(s.file).name, "base_offset": s.base_offset, "size": s.size_bytes,
-                              "next_offset": s.next_offset} for s in restart.segments],
-                "leader_epochs": [[e.epoch, e.start_offset] for e in restart.leader_epochs],
+                "latest_epoch": epochs[-1][0] if epochs else None, "bytes_truncated": restart.bytes_truncated,
+                "segments": segments, "leader_epochs": epochs,
                 "steps": [{"action": s.action, "detail": s.detail, "file": s.file, "offset": s.offset}
                           for s in restart.steps if s.action != "metadata-log"]},
         "snapshots": {"retained": [s.name for s in recovery.retained],
