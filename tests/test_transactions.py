@@ -131,3 +131,37 @@ def test_table_output_and_bad_input() -> None:
     assert "--start-offset 58" in res.stdout and "hanging transaction" in res.stdout
     missing = runner.invoke(app, ["transactions", str(root / "nope")])
     assert missing.exit_code == 3 and "Traceback" not in missing.output
+
+
+def test_find_hanging_rules_on_the_joined_case() -> None:
+    """find-hanging's three cases, each made from the coordinator's real record for producer 5002 by changing
+    the one field the rule looks at; an untouched coordinator state inside the timeout is not hanging."""
+    from dataclasses import replace
+
+    from kafkatool.engine.replay import replay
+    from kafkatool.engine.transactions import PartitionReplay, TxnLog, find_transactions, replay_transaction_log
+    from kafkatool.reading.logdir import read_partition
+    from kafkatool.schema.topic_records import decoder_named
+
+    root = shared_dir("corpus") / JOINED / "input"
+    decoder = decoder_named("transaction-log")
+    log = replay_transaction_log([read_partition(root / "__transaction_state-17", "t", deep=True)], decoder.decode)
+    data = [PartitionReplay("invoices", 0, "invoices-0", replay(read_partition(root / "invoices-0", "i")), 113)]
+    clock = load_clock(JOINED)
+    (tid,) = [t for t, m in log.states.items() if m.producer_id == 5002]
+
+    def verdict(**changes: object) -> str | None:
+        states = dict(log.states)
+        states[tid] = replace(states[tid], **changes)
+        (found,) = find_transactions(TxnLog(states), data, now=clock, timeout_ms=60000, bootstrap="b", have_log=True)
+        return found["reason_code"] if found["hanging"] else None
+
+    assert verdict() == "coordinator-timed-out"
+    assert verdict(partitions=[("invoices", 1)]) == "partition-not-in-transaction"
+    assert verdict(state="CompleteCommit", partitions=[]) == "partition-not-in-transaction"
+    assert verdict(deleted=True) == "unknown-transactional-id"
+    assert verdict(producer_epoch=4) == "epoch-mismatch"
+    assert verdict(start_timestamp=clock - 1000) is None
+    assert verdict(state="PrepareAbort") is None
+    (alone,) = find_transactions(TxnLog(), data, now=clock, timeout_ms=60000, bootstrap="b", have_log=True)
+    assert alone["reason_code"] == "no-transactional-id"

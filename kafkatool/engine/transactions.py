@@ -23,8 +23,6 @@ from kafkatool.engine.replay import ReplayResult
 from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.schema.topic_records import DecodeFn
 
-ONGOING_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
-
 
 @dataclass
 class TxnMetadata:
@@ -117,12 +115,15 @@ def _verdict(txn: TxnMetadata | None, topic: str, partition: int, epoch: int, no
     if txn.producer_epoch != epoch:
         return "epoch-mismatch", (f"coordinator has epoch {txn.producer_epoch} for {txn.transactional_id!r}, the "
                                   f"open transaction is epoch {epoch}")
-    if txn.state in ONGOING_STATES and now - txn.start_timestamp > txn.timeout_ms:
+    if txn.state == "Ongoing" and txn.start_timestamp + txn.timeout_ms < now:  # timedOutTransactions
         return "coordinator-timed-out", (
             f"coordinator record of {txn.transactional_id!r} (offset {txn.offset} of {txn.coordinator_partition}) is "
             f"still {txn.state} with this partition, {(now - txn.start_timestamp) // 1000} s after it began, past its "
             f"{txn.timeout_ms} ms timeout: a running coordinator would have aborted it, none did")
-    return None, f"the coordinator still owns this transaction ({txn.state})"
+    if txn.state == "Ongoing":
+        return None, f"the coordinator still owns this transaction (Ongoing, within its {txn.timeout_ms} ms timeout)"
+    return None, (f"the coordinator is completing this transaction ({txn.state}): it writes the markers, again "
+                  "after a coordinator move")
 
 
 def find_transactions(log: TxnLog, replays: list[PartitionReplay], *, now: int, timeout_ms: int,
