@@ -178,6 +178,10 @@ def test_the_image_equals_kafkas_metadata_image(case: str) -> None:
     latest = doc["snapshots"]["latest"]
     assert (latest["end_offset"], latest["epoch"]) == (after["latestSnapshotId"]["endOffset"],
                                                        after["latestSnapshotId"]["epoch"])
+    boot = _metadata_section(exp)["bootstrapCheckpoint"]["readByBootstrapDirectory"]
+    assert doc["bootstrap"]["metadata_version"] == boot["metadataVersion"]
+    assert [(r["record_type"], r["version"], r["fields"]) for r in doc["bootstrap"]["records"]] == \
+        [(r["recordType"], r["version"], r["fields"]) for r in boot["records"]]
     q = _metadata_section(exp)["metadataPartition"]["quorumState"]["readByFileQuorumStateStore"]
     assert (doc["quorum_state"]["epoch"], doc["quorum_state"]["leader_id"], doc["quorum_state"]["voted_id"]) == \
         (q["epoch"], q["leaderId"], q["votedKey"])

@@ -22,7 +22,7 @@ from kafkatool.reading.metadata_log import (
 )
 from kafkatool.render.metadata_report import render_metadata
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
-from kafkatool.schema.metadata_records import METADATA_TOPIC, MetaBatch
+from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
 
 SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
 SNAPSHOT_FOOTER = ControlType.SNAPSHOT_FOOTER.value
@@ -124,6 +124,10 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
                    "log_batches": len(after), "log_records_replayed": sum(len(b.records) for b in after)},
         "image": mi.image_json(image),
     }
+    doc["bootstrap"] = None
+    if files.bootstrap is not None:
+        doc["bootstrap"], bad = bootstrap(files.bootstrap)
+        defects.extend(bad)
     if history_of is not None:
         doc["history"] = history(recovery, log_batches, snap_batches, history_of)
     doc["defects"] = [_defect_json(d) for d in defects]
@@ -154,6 +158,19 @@ def _snapshot_provenance(image: mi.Image, snap: mi.SnapshotFile, batches: list[M
             if ctype == SNAPSHOT_HEADER and fields is not None:
                 image.last_time = fields["lastContainedLogTimestamp"]
                 return
+
+
+def bootstrap(path: Path) -> tuple[dict[str, Any], list[Defect]]:
+    """``bootstrap.checkpoint`` as ``BootstrapDirectory`` reads it: every metadata record and the
+    metadata.version its FeatureLevelRecord sets."""
+    batches, defects = read_meta_batches(path, path.name)
+    records = [r.record for b in batches for r in b.records if r.record is not None]
+    level = next((r.fields["featureLevel"] for r in records
+                  if r.record_class == "FeatureLevelRecord" and r.fields and r.fields["name"] == "metadata.version"),
+                 None)
+    return {"file": path.name, "metadata_version": METADATA_VERSIONS.get(level) if level is not None else None,
+            "records": [{"record_type": r.record_type, "version": r.version, "fields": r.fields} for r in records]}, \
+        defects
 
 
 def history(recovery: mi.SnapshotRecovery, log_batches: list[MetaBatch], snap_batches: list[MetaBatch],

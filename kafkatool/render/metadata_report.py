@@ -78,6 +78,10 @@ def _table_output(doc: Row, console: Console) -> None:
     if q:
         voted = q["voted_id"] if q["voted_id"] is not None else "none"
         console.print(Text(f"quorum-state: epoch {q['epoch']}, leader {q['leader_id']}, voted {voted}"))
+    boot = doc.get("bootstrap")
+    if boot:
+        console.print(Text(f"{boot['file']}: metadata.version {boot['metadata_version']}, "
+                           f"{len(boot['records'])} record(s)"))
     f = image["features"]
     console.print(Text(f"metadata.version {f['metadata_version']}; features "
                        + ", ".join(f"{k}={v}" for k, v in f["finalized_levels"].items())
