@@ -178,3 +178,12 @@ def test_internal_topics_section_agrees_with_transactions(tmp_path: Path) -> Non
     assert got == {(t["transactional_id"], t["directory"], t["start_offset"], "yes" if t["hanging"] else "no")
                    for t in txn["open_transactions"]}
     assert txn["hanging"] and page.by_id("verdict")["data-level"] == "damaged" and code == 1
+
+
+def test_big_logs_draw_merged_bars() -> None:
+    """Thousands of batches become a few bars (same key, invisible gaps); a change of key is never merged."""
+    spans = [(i * 10, i * 10 + 8, 0 if i < 1000 else 1) for i in range(2000)]
+    merged = report_plots.coalesce(spans, 20000)
+    assert merged == [(0, 9998, 0), (10000, 19998, 1)]
+    few = spans[:10]
+    assert report_plots.coalesce(few, 20000) == few

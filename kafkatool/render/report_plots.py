@@ -22,6 +22,22 @@ MARKS = {  # name: (line style, width, label prefix)
     "truncate_at": ("-", 2.8, "restart truncates at"),
 }
 EPOCH_HATCHES = ("", "..", "//", "xx", "\\\\", "oo")
+MAX_BARS = 400  # beyond this many bars per row, neighbours are merged: the SVG stays small on big logs
+
+
+def coalesce(spans: list[tuple[int, int, Any]], extent: int) -> list[tuple[int, int, Any]]:
+    """``(first, last, key)`` ranges in offset order, neighbours with the same key merged when there are more
+    than ``MAX_BARS`` of them and the gap between them is under 1/``MAX_BARS`` of ``extent`` (invisible anyway)."""
+    if len(spans) <= MAX_BARS:
+        return spans
+    gap = max(extent // MAX_BARS, 1)
+    out: list[tuple[int, int, Any]] = []
+    for first, last, key in spans:
+        if out and out[-1][2] == key and first - out[-1][1] <= gap:
+            out[-1] = (out[-1][0], max(out[-1][1], last), key)
+        else:
+            out.append((first, last, key))
+    return out
 
 
 def available() -> bool:
@@ -241,9 +257,10 @@ def producer_plot(p: Doc) -> str:
     ys = {pid: i for i, pid in enumerate(pids)}
     end = replay["end_offset"]
     fig, ax = plt.subplots(figsize=(10, 1.6 + 0.32 * max(len(pids), 1)), dpi=100)
-    for s in p["producer_spans"]:
-        ax.barh(ys[s["producer_id"]], s["last_offset"] - s["first_offset"] + 1, left=s["first_offset"], height=0.22,
-                color="black", edgecolor="none", zorder=4)
+    for pid in pids:
+        mine = [(s["first_offset"], s["last_offset"], None) for s in p["producer_spans"] if s["producer_id"] == pid]
+        for first, last, _ in coalesce(mine, max(end, 1)):
+            ax.barh(ys[pid], last - first + 1, left=first, height=0.22, color="black", edgecolor="none", zorder=4)
     style = {"committed": ("#8c8c8c", ""), "aborted": ("white", "////"), "open": (DAMAGE, "xx")}
     for t in replay["transactions"]["items"]:
         fill, hatch = style[t["state"]]
@@ -281,19 +298,22 @@ def replica_plot(rs: Doc) -> str:
     hi = max([x["last_offset"] + 1 for b in brokers for x in rs["batches"][b]] + [1])
     fig, ax = plt.subplots(figsize=(10, 1.8 + 0.75 * len(brokers)), dpi=100)
     for b in brokers:
-        for x in rs["batches"][b]:
-            fill, hatch = shade[x["epoch"]]
-            ax.barh(ys[b], x["last_offset"] - x["base_offset"] + 1, left=x["base_offset"], height=0.55, color=fill,
-                    hatch=hatch, edgecolor="#404040", linewidth=0.4)
+        runs = coalesce([(x["base_offset"], x["last_offset"], x["epoch"]) for x in rs["batches"][b]], hi)
+        for first, last, epoch in runs:
+            fill, hatch = shade[epoch]
+            ax.barh(ys[b], last - first + 1, left=first, height=0.55, color=fill, hatch=hatch, edgecolor="#404040",
+                    linewidth=0.4)
         if hw.get(b) is not None:
             ax.plot([hw[b]] * 2, [ys[b] - 0.38, ys[b] + 0.38], color="black", linewidth=2.2)
             ax.text(hw[b], ys[b] + 0.4, f"HW {hw[b]}", fontsize=7, ha="center", va="bottom")
     for f in rs["follower_losses"]:
         y = ys[f["follower"]]
-        lost = [x for x in rs["batches"][f["follower"]] if x["base_offset"] in set(f["lost_batches"])]
-        for x in lost:
-            ax.barh(y, x["last_offset"] - x["base_offset"] + 1, left=x["base_offset"], height=0.55, color=DAMAGE,
-                    hatch="xxxx", edgecolor="black", linewidth=1.2)
+        gone = set(f["lost_batches"])
+        lost = [(x["base_offset"], x["last_offset"], None) for x in rs["batches"][f["follower"]]
+                if x["base_offset"] in gone]
+        for first, last, _ in coalesce(lost, hi):
+            ax.barh(y, last - first + 1, left=first, height=0.55, color=DAMAGE, hatch="xxxx", edgecolor="black",
+                    linewidth=1.2)
         if f["divergence_offset"] is not None:
             ax.plot([f["divergence_offset"]] * 2, [y - 0.45, y + 0.45], color="black", linestyle="--", linewidth=1.6,
                     zorder=5)
