@@ -15,7 +15,9 @@ version 0. The primitive layouts are construct declarations; the message walk is
 from __future__ import annotations
 
 import base64
+import struct
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from construct import Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int64sb
@@ -25,10 +27,13 @@ from kafkatool.schema.varint import read_unsigned_varint
 
 FIXED = {"int8": Int8sb, "int16": Int16sb, "uint16": Int16ub, "int32": Int32sb, "int64": Int64sb,
          "float64": Float64b, "bool": Flag}
+_UNPACK = {name: struct.Struct(layout.fmtstr) for name, layout in FIXED.items() if name != "bool"}
+"""The same layouts as ``struct`` unpackers (from each construct field's own format string), for the hot loop."""
 UUID_SIZE = 16
 ZERO_UUID_TEXT = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
+@cache
 def versions(spec: str) -> tuple[int, int]:
     """Kafka's version range text (``"0+"``, ``"1-3"``, ``"2"``) as an inclusive ``(low, high)`` pair."""
     if spec.endswith("+"):
@@ -120,7 +125,7 @@ class _Reader:
     """A cursor over one message's bytes; positions in errors are relative to the value's start."""
 
     def __init__(self, data: bytes | memoryview, pos: int = 0, end: int | None = None) -> None:
-        self.buf = bytes(data)
+        self.buf = data if isinstance(data, bytes) else bytes(data)
         self.pos = pos
         self.end = len(self.buf) if end is None else end
 
@@ -133,19 +138,34 @@ class _Reader:
         return out
 
     def uvarint(self, what: str) -> int:
-        if self.pos >= self.end:
-            raise DecodeError(what, f"value ends before the unsigned varint at byte {self.pos}", self.pos)
-        value, nxt = read_unsigned_varint(self.buf[:self.end], self.pos)
+        """``ByteUtils.readUnsignedVarint``: at most 5 bytes, an int (values past Int32 max come back negative)."""
+        buf, pos, end = self.buf, self.pos, self.end
+        if pos < end and buf[pos] < 0x80:  # the usual one-byte case
+            self.pos = pos + 1
+            return buf[pos]
+        if pos >= end:
+            raise DecodeError(what, f"value ends before the unsigned varint at byte {pos}", pos)
+        value, nxt = read_unsigned_varint(buf, pos)
+        if nxt > end:
+            raise DecodeError(what, f"unsigned varint at byte {pos} runs past the value's end", pos)
         self.pos = nxt
         return value
+
+
+@cache
+def _element(f: Field) -> Field:
+    """The element spec of array field ``f``."""
+    return Field(f.name, f.type[2:], f.versions, fields=f.fields)
 
 
 def _read_value(r: _Reader, f: Field, version: int, path: str) -> Any:
     """One field's value in its JSON form."""
     kind = f.type
-    if kind in FIXED:
-        layout = FIXED[kind]
-        return layout.parse(r.take(layout.sizeof(), path))
+    unpack = _UNPACK.get(kind)
+    if unpack is not None:
+        return unpack.unpack(r.take(unpack.size, path))[0]
+    if kind == "bool":
+        return r.take(1, path)[0] != 0  # Kafka's readByte() != 0
     if kind == "uuid":
         return uuid_text(r.take(UUID_SIZE, path))
     if kind in ("string", "bytes"):
@@ -169,50 +189,71 @@ def _read_value(r: _Reader, f: Field, version: int, path: str) -> Any:
             return None
         if count > r.end - r.pos:
             raise DecodeError(path, f"array of {count} elements cannot fit in the {r.end - r.pos} bytes left", r.pos)
-        inner = kind[2:]
-        element = Field(f.name, inner, f.versions, fields=f.fields)
-        return [_read_value(r, element, version, f"{path}[{i}]") for i in range(count)]
+        element = _element(f)
+        return [_read_value(r, element, version, path) for _ in range(count)]
     # A struct: its fields, then its own tagged fields.
     return read_struct(r, f.fields, version, path)
 
 
-def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str) -> dict[str, Any]:
-    """A struct's fields at ``version`` (the message body or a nested struct) as the JSON converter writes them."""
-    values: dict[str, Any] = {}
-    tagged: dict[int, Field] = {}
+_Plan = tuple[tuple[tuple[str, Field, bool, Any], ...], dict[int, Field]]
+_PLANS: dict[tuple[int, int], tuple[tuple[Field, ...], _Plan]] = {}
+
+
+def _plan(fields: tuple[Field, ...], version: int) -> _Plan:
+    """A struct's fields present at ``version``, in order: (JSON name, field, tagged, default); and its tags.
+
+    Cached by the identity of the (module-level, immutable) field tuple: hashing nested specs costs more than
+    reading a record."""
+    key = (id(fields), version)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is fields:
+        return hit[1]
+    plan = _make_plan(fields, version)
+    _PLANS[key] = (fields, plan)
+    return plan
+
+
+def _make_plan(fields: tuple[Field, ...], version: int) -> _Plan:
+    present = []
+    tags: dict[int, Field] = {}
     for f in fields:
         if not f.present(version):
             continue
-        if f.is_tagged(version):
+        tagged = f.is_tagged(version)
+        if tagged:
             assert f.tag is not None
-            tagged[f.tag] = f
-            values[f.json_name] = f.default_value()
-            continue
-        values[f.json_name] = _read_value(r, f, version, f"{path}.{f.json_name}" if path else f.json_name)
+            tags[f.tag] = f
+        present.append((f.json_name, f, tagged, f.default_value()))
+    return tuple(present), tags
+
+
+def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str) -> dict[str, Any]:
+    """A struct's fields at ``version`` (the message body or a nested struct) as the JSON converter writes them."""
+    plan, tags = _plan(fields, version)
+    values: dict[str, Any] = {}
+    for name, f, tagged, default in plan:
+        values[name] = default if tagged else _read_value(r, f, version, f"{path}.{name}" if path else name)
     count = r.uvarint(f"{path}.tagged_fields" if path else "tagged_fields")
+    found: set[str] = set()
     for _ in range(count):
         tag = r.uvarint("tag")
         size = r.uvarint("tag_size")
         end = r.pos + size
         if size < 0 or end > r.end:
             raise DecodeError("tag_size", f"tagged field {tag} of {size} bytes runs past the value's end", r.pos)
-        known = tagged.get(tag)
+        known = tags.get(tag)
         if known is None:
             r.pos = end  # an unknown tagged field: Kafka keeps it raw and the JSON converter leaves it out
             continue
         sub = _Reader(r.buf, r.pos, end)
         values[known.json_name] = _read_value(sub, known, version, known.json_name)
+        found.add(known.json_name)
         r.pos = end
+    if not tags:
+        return values
     # The converter writes a tagged field only when it differs from its default.
-    out: dict[str, Any] = {}
-    for f in fields:
-        if not f.present(version):
-            continue
-        value = values[f.json_name]
-        if f.is_tagged(version) and value == f.default_value():
-            continue
-        out[f.json_name] = value
-    return out
+    return {name: values[name] for name, _, tagged, default in plan
+            if not tagged or (name in found and values[name] != default)}
 
 
 def read_message(message: Message, data: bytes | memoryview, version: int,
