@@ -76,12 +76,10 @@ def release(buf: Any, start: int, end: int) -> None:
         buf.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
-def _crc_pass(buf: Any, positions: list[int], pool: ThreadPoolExecutor | None) -> list[int]:
-    """CRC-check the batches at ``positions``: in ``pool``'s threads (GIL released) or inline."""
+def _crc_pass(buf: Any, positions: list[int], heads: np.ndarray, pool: ThreadPoolExecutor | None) -> list[int]:
+    """CRC-check the batches at ``positions`` (headers ``heads``): in ``pool``'s threads (GIL released) or inline."""
     if not positions:
         return []
-    arr = np.asarray(positions, dtype=np.int64)
-    heads = bc.gather_headers(buf, arr)
     lengths, stored = heads["batch_length"].tolist(), heads["crc"].tolist()
     if pool is None:
         return bc.crc_failures(buf, positions, lengths, stored, release_gil=False)
@@ -103,6 +101,7 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     bad: list[int] = []
     legacy: list[LegacyBatch] = []
     defects: list[Defect] = []
+    heads: list[np.ndarray] = []
     pos = start
     pool: ThreadPoolExecutor | None = None
     try:
@@ -111,10 +110,11 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
             first, first_bad = len(positions), len(bad)
             two_pass = verify_crc and threads != 0 and _batch_length(buf, pos, size) >= THREADED_MIN_BATCH
             reached = bc.scan_chain(buf, pos, size, chunk_end, verify_crc and not two_pass, positions, bad)
+            heads.append(bc.gather_headers(buf, np.asarray(positions[first:], dtype=np.int64)))
             if two_pass:
                 if pool is None:
                     pool = ThreadPoolExecutor(threads or CRC_THREADS)
-                bad.extend(_crc_pass(buf, positions[first:], pool))
+                bad.extend(_crc_pass(buf, positions[first:], heads[-1], pool))
             defects.extend(_crc_defect(buf, file, p) for p in bad[first_bad:])
             release(buf, start, min(reached, chunk_end))
             pos = reached
@@ -131,6 +131,7 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
                     nxt = item.position
                 elif isinstance(item, RecordBatch):
                     positions.append(item.position)
+                    heads.append(bc.gather_headers(buf, np.asarray([item.position], dtype=np.int64)))
                     if item.crc_valid is False:
                         bad.append(item.position)
                 else:
@@ -143,7 +144,7 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
         if pool is not None:
             pool.shutdown()
     arr = np.asarray(positions, dtype=np.int64)
-    headers = bc.gather_headers(buf, arr)
+    headers = np.concatenate(heads) if heads else bc.gather_headers(buf, arr)
     valid = None
     if verify_crc:
         valid = np.ones(len(arr), dtype=bool)

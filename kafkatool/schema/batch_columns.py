@@ -107,11 +107,17 @@ def crc_failures(buf: Any, positions: Any, lengths: Any, stored: Any, *, release
 
 
 def gather_headers(buf: Any, positions: numpy.ndarray) -> numpy.ndarray:
-    """The 61-byte headers at ``positions`` as a structured array of :func:`header_dtype` (one vectorised gather)."""
+    """The 61-byte headers at ``positions`` (ascending) as a structured array of :func:`header_dtype`.
+
+    One vectorised gather over a window of only the bytes from the first to the last header, so a gather
+    touches no page outside the range being scanned (a mapping's released pages stay released).
+    """
     import numpy as np
 
     dtype = header_dtype()
     if len(positions) == 0:
         return np.zeros(0, dtype=dtype)
-    windows = np.lib.stride_tricks.sliding_window_view(np.frombuffer(buf, dtype=np.uint8), dtype.itemsize)
-    return windows[positions].view(dtype).reshape(len(positions))
+    lo, hi = int(positions[0]), int(positions[-1]) + dtype.itemsize
+    raw = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
+    windows = np.lib.stride_tricks.sliding_window_view(raw, dtype.itemsize)
+    return windows[positions - lo].view(dtype).reshape(len(positions))

@@ -27,6 +27,7 @@ RESYNC_CONFIRM = 2  # headers that must chain after a resync candidate (or reach
 LEGACY_MAGICS = (0, 1)
 SCAN_CHUNK = 1 << 20  # long scans (zero tails, resync searches) read this much at a time
 ZERO_CHUNK = bytes(SCAN_CHUNK)
+RELEASE_EVERY = 64 << 20  # the walk releases the mapped pages behind it at this interval
 
 WalkItem = LogEntry | Defect
 HEADER_UNPACK = rb.HEADER_STRUCT.unpack_from
@@ -131,7 +132,11 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
     limit = size if end is None else min(end, size)
     prefix_only = end is not None and end < size
     pos = start
+    released = start  # mapped pages before this were let go (every RELEASE_EVERY bytes: bounded memory)
     while pos < limit:
+        if pos - released >= RELEASE_EVERY:
+            release_pages(buf, released, pos)
+            released = pos
         remaining = limit - pos
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
             if not prefix_only:
