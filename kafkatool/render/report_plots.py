@@ -321,10 +321,12 @@ def replica_plot(rs: Doc) -> str:
                     ha="right", va="bottom", fontweight="bold")
         t = f["truncation_offset"]
         if t is not None:
-            ax.annotate(f"broker {f['follower']} truncates to {t}"
-                        + (f", loses {f['lost_record_count']} records" if f["lost_record_count"] else ""),
-                        (t, y - 0.3), xytext=(0, -16), textcoords="offset points", fontsize=7.5, ha="center",
-                        fontweight="bold", arrowprops={"arrowstyle": "-|>", "color": "black"})
+            text = (f"broker {f['follower']} truncates to {t}, loses {f['lost_record_count']} records"
+                    if f["lost_record_count"] else f"broker {f['follower']} loses nothing, fetches from {t}")
+            right = t > hi * 0.6
+            ax.annotate(text, (t, y - 0.3), xytext=(6 if right else -6, -16), textcoords="offset points",
+                        fontsize=7.5, ha="right" if right else "left", fontweight="bold",
+                        arrowprops={"arrowstyle": "-|>", "color": "black"})
     ax.set_yticks([ys[b] for b in brokers])
     ax.set_yticklabels([f"broker {b}" + (" (leader)" if b == rs["leader"] else "") for b in brokers],
                        fontsize=8)
