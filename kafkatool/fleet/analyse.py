@@ -9,6 +9,7 @@ full replay of the partition, as ``replay-producers`` computes it (``engine.repl
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,9 +81,17 @@ def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
     return None if cp is None or part.topic_partition is None else cp.get(part.topic_partition)
 
 
+@functools.lru_cache(maxsize=32)
+def _shell(log_dir: str) -> LogDirData:
+    """A log dir's own files and light partitions, read once per worker process (a log dir holds thousands of
+    partitions; re-reading its ``partition.metadata`` files for each one would be quadratic)."""
+    data, _ = read_log_dir_shell(log_dir)
+    return data
+
+
 def analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
     """Read one partition in full (its log dir's own files for context) and build its rows."""
-    data, _ = read_log_dir_shell(log_dir)
+    data = _shell(log_dir)
     directory = Path(partition_dir)
     part = read_partition(directory, directory.name)
     tp = part.topic_partition

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.model import Defect, LegacyBatch, RecordBatch
+from kafkatool.model import Compression, Defect, LegacyBatch, RecordBatch, TimestampType
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
 from kafkatool.schema import legacy, offset_index
@@ -88,38 +88,47 @@ def _control_type(buf: bytes | memoryview, batch: RecordBatch) -> str | None:
         return None
 
 
-def _append(cols: dict[str, list[Any]], unit: SegmentRange, buf: bytes | memoryview,
-            e: RecordBatch | LegacyBatch) -> None:
-    v2 = isinstance(e, RecordBatch)
-    if not v2 and e.compression.label != "none" and e.records is None:
+_UNIT_COLUMNS = ("log_dir", "topic", "partition", "segment")
+_ROW_COLUMNS = COLUMN_NAMES[len(_UNIT_COLUMNS):]
+
+
+_CODEC_LABEL = {c.value: c.label for c in Compression}
+_TIMESTAMP_LABEL = (TimestampType.CREATE_TIME.label, TimestampType.LOG_APPEND_TIME.label)
+
+
+def _row(buf: bytes | memoryview, e: RecordBatch | LegacyBatch) -> tuple[Any, ...]:
+    """One batch's values for the columns after the unit's own (:data:`_ROW_COLUMNS`).
+
+    The attribute bits are read through lookup tables built from the model's enums: this runs once per batch.
+    """
+    if isinstance(e, RecordBatch):
+        attrs = e.attributes
+        control = bool(attrs & rb.CONTROL_FLAG)
+        epoch, pid, pepoch, seq = e.partition_leader_epoch, e.producer_id, e.producer_epoch, e.base_sequence
+        return (
+            e.position, e.base_offset, e.base_offset + e.last_offset_delta, e.batch_length + rb.LOG_OVERHEAD,
+            e.magic, _CODEC_LABEL.get(attrs & rb.CODEC_MASK), e.crc, e.crc_valid, None if epoch == -1 else epoch,
+            None if pid == -1 else pid, None if pepoch == -1 else pepoch, None if seq == -1 else seq,
+            None if seq == -1 else e.last_sequence, bool(attrs & rb.TRANSACTIONAL_FLAG), control,
+            _control_type(buf, e) if control else None, _TIMESTAMP_LABEL[(attrs & rb.TIMESTAMP_TYPE_FLAG) != 0],
+            e.base_timestamp, e.max_timestamp, e.records_count,
+        )
+    if e.compression.label != "none" and e.records is None:
         try:
             e.records = legacy.inner_records(e)  # Kafka's baseOffset of a legacy wrapper is its first inner offset
         except DecodeError:
             e.records = None
-    values: tuple[Any, ...]
-    if v2:
-        control = e.is_control
-        values = (
-            unit.log_dir, unit.topic, unit.partition, unit.segment, e.position, e.base_offset, e.last_offset,
-            e.size_in_bytes, e.magic, e.compression.label, e.crc, e.crc_valid,
-            _none_if(e.partition_leader_epoch), _none_if(e.producer_id), _none_if(e.producer_epoch),
-            _none_if(e.base_sequence), _none_if(e.last_sequence), e.is_transactional, control,
-            _control_type(buf, e) if control else None, e.timestamp_type.label, e.base_timestamp,
-            e.max_timestamp, e.records_count,
-        )
-    else:
-        values = (
-            unit.log_dir, unit.topic, unit.partition, unit.segment, e.position, e.base_offset, e.last_offset,
-            e.size_in_bytes, e.magic, e.compression.label, e.crc, e.crc_valid, None, None, None, None, None,
-            False, False, None, e.timestamp_type.label, e.timestamp, e.max_timestamp, None,
-        )
-    for name, value in zip(COLUMN_NAMES, values, strict=True):
-        cols[name].append(value)
+    return (
+        e.position, e.base_offset, e.last_offset, e.size_in_bytes, e.magic, e.compression.label, e.crc,
+        e.crc_valid, None, None, None, None, None, False, False, None, e.timestamp_type.label, e.timestamp,
+        e.max_timestamp, None,
+    )
 
 
 def scan_range(unit: SegmentRange) -> BatchColumns:
     """The batch rows of ``unit`` (CRC-checked, shallow)."""
     out = BatchColumns()
+    rows: list[tuple[Any, ...]] = []
     with mapped(unit.path) as buf:
         size = len(buf)
         stop = size if unit.stop is None else min(unit.stop, size)
@@ -131,7 +140,13 @@ def scan_range(unit: SegmentRange) -> BatchColumns:
             if isinstance(item, Defect):
                 out.defects.append(item)
                 continue
-            _append(out.columns, unit, buf, item)
+            rows.append(_row(buf, item))
+    n = len(rows)
+    for name, value in zip(_UNIT_COLUMNS, (unit.log_dir, unit.topic, unit.partition, unit.segment), strict=True):
+        out.columns[name] = [value] * n
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_ROW_COLUMNS)
+    for name, values in zip(_ROW_COLUMNS, columns, strict=True):
+        out.columns[name] = list(values)
     return out
 
 

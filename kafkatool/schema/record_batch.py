@@ -69,6 +69,13 @@ HEADER_SIZE = BATCH_HEADER.sizeof()
 # batch_length counts from partition_leader_epoch: the smallest batch is a header with no records.
 BATCH_OVERHEAD = HEADER_SIZE - LOG_OVERHEAD
 
+# The ``attributes`` bits (Kafka's ``DefaultRecordBatch``): codec id in bits 0-2, then one flag per bit.
+CODEC_MASK = 0x07
+TIMESTAMP_TYPE_FLAG = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+DELETE_HORIZON_FLAG = 0x40
+
 FIELD_NAMES: tuple[str, ...] = tuple(sc.name for sc in BATCH_HEADER.subcons)
 FIELD_OFFSETS: dict[str, int] = field_offsets(BATCH_HEADER)
 
@@ -171,9 +178,14 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
     log_append = bool(batch.attributes & 0x08)
     is_control = bool(batch.attributes & 0x20)
     max_ts = batch.max_timestamp
+    if not isinstance(data, bytes):
+        data = bytes(data)  # one copy per batch: indexing and slicing bytes is much cheaper than a memoryview
     end = len(data)
     pos = 0
     out: list[Record] = []
+    append = out.append
+    rec_type = Record
+    seq_wrap = 0x7FFFFFFF - base_seq  # offset deltas above this wrap the sequence (increment_sequence)
     count = batch.records_count
     if count < 0:
         raise DecodeError("records_count", f"negative record count {count}",
@@ -189,6 +201,10 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
             if b < 0x80:
                 size = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # two bytes: lengths up to 8 KiB
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                size = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 size, pos = read_varint(data, pos)
             body_start = pos
@@ -203,40 +219,60 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # two bytes: lengths up to 8 KiB
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 ts_delta, pos = read_varint(data, pos, 10)
             b = data[pos]
             if b < 0x80:
                 off_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # two bytes: lengths up to 8 KiB
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                off_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 off_delta, pos = read_varint(data, pos)
             b = data[pos]
             if b < 0x80:
                 klen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # two bytes: lengths up to 8 KiB
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 klen, pos = read_varint(data, pos)
             if klen < 0:
                 key = None
             else:
-                key = bytes(data[pos:pos + klen])
+                key = data[pos:pos + klen]
                 pos += klen
             b = data[pos]
             if b < 0x80:
                 vlen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # two bytes: lengths up to 8 KiB
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 vlen, pos = read_varint(data, pos)
             if vlen < 0:
                 value = None
             else:
-                value = bytes(data[pos:pos + vlen])
+                value = data[pos:pos + vlen]
                 pos += vlen
             b = data[pos]
             if b < 0x80:
                 nheaders = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # two bytes: lengths up to 8 KiB
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                nheaders = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 nheaders, pos = read_varint(data, pos)
             if nheaders < 0:
@@ -248,13 +284,13 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
                     hklen, pos = read_varint(data, pos)
                     if hklen < 0:
                         raise DecodeError("record.header.key", f"negative header key size {hklen}", pos)
-                    hkey = bytes(data[pos:pos + hklen])
+                    hkey = data[pos:pos + hklen]
                     pos += hklen
                     hvlen, pos = read_varint(data, pos)
                     if hvlen < 0:
                         hval = None
                     else:
-                        hval = bytes(data[pos:pos + hvlen])
+                        hval = data[pos:pos + hvlen]
                         pos += hvlen
                     hlist.append(Header(hkey, hval))
                 headers = tuple(hlist)
@@ -267,26 +303,22 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
             if err.position is not None and origin is not None:
                 raise err.located(base=origin) from None
             raise DecodeError(err.field, err.reason, batch.position) from None
-        seq = NO_SEQUENCE if base_seq == NO_SEQUENCE else increment_sequence(base_seq, off_delta)
-        rec = Record(
-            offset=base_offset + off_delta,
-            timestamp=max_ts if log_append else base_ts + ts_delta,
-            key=key,
-            value=value,
-            headers=headers,
-            sequence=seq,
-            attributes=attributes,
-            offset_delta=off_delta,
-            timestamp_delta=ts_delta,
-            size_in_bytes=pos - start,
-            position=None if origin is None else origin + start,
-        )
+        if base_seq == NO_SEQUENCE:
+            seq = NO_SEQUENCE
+        elif off_delta > seq_wrap:
+            seq = increment_sequence(base_seq, off_delta)
+        else:
+            seq = base_seq + off_delta
+        # Positional: offset, timestamp, key, value, headers, sequence, attributes, offset_delta,
+        # timestamp_delta, size_in_bytes, position (the field order of Record).
+        rec = rec_type(base_offset + off_delta, max_ts if log_append else base_ts + ts_delta, key, value, headers,
+                       seq, attributes, off_delta, ts_delta, pos - start, None if origin is None else origin + start)
         if is_control:
             try:
                 rec.control = parse_control_record(key, value)
             except DecodeError as err:
                 raise DecodeError(err.field, err.reason, _where(origin, start, batch)) from None
-        out.append(rec)
+        append(rec)
     if pos != end:
         raise DecodeError("records", f"{end - pos} bytes remain after the declared {count} records",
                           _where(origin, pos, batch))
