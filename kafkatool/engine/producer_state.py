@@ -249,13 +249,19 @@ class ProducerStateManager:
                           "InvalidProducerEpoch", "error")
         elif known and entry.producer_epoch != NO_PRODUCER_EPOCH and self.client_checks:
             self._check_sequence(batch, entry, epoch, first_seq)
-        duplicate = next((b for b in entry.batches if epoch == entry.producer_epoch and
-                          b.first_seq == first_seq and b.last_seq == batch.last_sequence), None)
+        last_seq = batch.last_sequence
+        duplicate = None
+        if epoch == entry.producer_epoch:
+            # The cheap last-sequence test first: this runs for every producer batch of every replayed segment.
+            for b in entry.batches:
+                if b.last_seq == last_seq and b.first_seq == first_seq:
+                    duplicate = b
+                    break
         if duplicate is not None and first_seq != NO_SEQUENCE and self.client_checks:
             self._anomaly("duplicate-batch", batch, f"producer {pid} epoch {epoch} wrote sequences "
-                          f"{first_seq}..{batch.last_sequence} again (first at offset {duplicate.first_offset}): "
+                          f"{first_seq}..{last_seq} again (first at offset {duplicate.first_offset}): "
                           "a retry the leader should have deduplicated; consumers see the records twice", "error")
-        entry.add_batch(epoch, batch.last_sequence, batch.last_offset, batch.last_offset_delta, batch.max_timestamp)
+        entry.add_batch(epoch, last_seq, batch.last_offset, batch.last_offset_delta, batch.max_timestamp)
         if entry.current_txn_first_offset is not None and not batch.is_transactional:
             self._anomaly("non-transactional-in-txn", batch, f"producer {pid} wrote a non-transactional batch "
                           f"inside its open transaction (started at {entry.current_txn_first_offset}): "
