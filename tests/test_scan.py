@@ -194,3 +194,16 @@ def test_the_readmes_first_command_runs_as_written(tmp_path: Path) -> None:
     assert "worst findings" in result.stdout
     assert sorted(p.name for p in (tmp_path / Path(out).name).iterdir()) == [
         "batches", "findings", "partitions", "producers"]
+
+
+def test_a_file_that_vanishes_mid_scan_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    log_dir = big_partition_dir(tmp_path, batches=40)
+    plan = make_plan([str(log_dir)])
+    seg = Path(plan.ranges[0].path)
+    seg.unlink()
+    tables: dict[str, list] = {"batches": [], "findings": [], "partitions": [], "producers": []}
+    run_local(plan, lambda t, b: tables[t].extend(b.to_pylist()))
+    assert tables["batches"] == []
+    # The partition is analysed as it is now: its index has no log and its checkpoints point past the end.
+    assert {f["code"] for f in tables["findings"]} >= {"orphan-index", "high-watermark-beyond-leo"}
+    assert tables["partitions"][0]["log_end_offset"] == 0

@@ -22,13 +22,14 @@ from kafkatool.engine.check import (
     partition_findings,
 )
 from kafkatool.engine.replay import ReplayError, replay
-from kafkatool.errors import KafkatoolError
+from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.logdir import read_log_dir_shell, read_partition
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    parse_partition_dir,
 )
 
 PARTITION_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -90,7 +91,21 @@ def _shell(log_dir: str) -> LogDirData:
 
 
 def analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
-    """Read one partition in full (its log dir's own files for context) and build its rows."""
+    """Read one partition in full (its log dir's own files for context) and build its rows.
+
+    A file that cannot be read at all (permission denied, vanished since the plan) becomes an
+    ``unreadable-input`` finding for the partition: the rest of the fleet is still scanned.
+    """
+    try:
+        return _analyse_partition(log_dir, partition_dir)
+    except UnreadableInputError as err:
+        directory = Path(partition_dir)
+        part = PartitionData(directory.name, *(parse_partition_dir(directory.name) or (None, "")))
+        return Analysis(findings=[finding_row(log_dir, part, Defect(
+            "unreadable-input", err.path, None, "file", f"{err.reason}: this partition was not scanned"))])
+
+
+def _analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
     data = _shell(log_dir)
     directory = Path(partition_dir)
     part = read_partition(directory, directory.name)

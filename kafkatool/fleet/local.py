@@ -20,7 +20,7 @@ import pyarrow as pa
 from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition, broker_findings
 from kafkatool.fleet.plan import PartitionUnit, Plan
 from kafkatool.fleet.tables import analysis_arrow, batches_arrow, rows_arrow
-from kafkatool.reading.batch_scan import SegmentRange, scan_range
+from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 
 Progress = Callable[[int], None]
 
@@ -35,7 +35,7 @@ class _Job:
 def _run(job: _Job) -> tuple[str, Any, int]:
     """One unit of work (in a worker): Arrow record batches for its tables, and its weight for progress."""
     if job.kind == "range":
-        cols = scan_range(job.unit)
+        cols = scan_range_or_nothing(job.unit)
         return "batches", (job.unit, batches_arrow(cols), cols.landing), job.weight
     if job.kind == "partition":
         unit: PartitionUnit = job.unit
@@ -102,7 +102,7 @@ def _flush_segment(pending: list[tuple[SegmentRange, pa.RecordBatch, int | None]
     first = ranges[0][0]
     whole = SegmentRange(first.log_dir, first.topic, first.partition, first.path, 0, None,
                          sum(r[0].size for r in ranges))
-    sink("batches", batches_arrow(scan_range(whole)))
+    sink("batches", batches_arrow(scan_range_or_nothing(whole)))
 
 
 def analyse_all(plan: Plan) -> list[Analysis]:

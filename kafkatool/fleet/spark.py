@@ -27,7 +27,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition, broker_findings
 from kafkatool.fleet.plan import DEFAULT_CHUNK_BYTES, Plan, balance, make_plan
 from kafkatool.fleet.tables import COLUMNS, batches_arrow, columns_ddl, columns_schema, ddl, rows_arrow
-from kafkatool.reading.batch_scan import SegmentRange, scan_range
+from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 
 ANALYSIS_TABLES = ("partitions", "producers", "findings")
 
@@ -79,7 +79,7 @@ class _SegmentsReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         units: list[SegmentRange] = partition.value
         for unit in units:
-            cols = scan_range(unit)
+            cols = scan_range_or_nothing(unit)
             if unit.stop is not None and cols.landing != unit.stop:
                 raise SplitMismatchError(f"{unit.path}: the batches from byte {unit.start} end at {cols.landing}, "
                                          f"not at the next range's start {unit.stop}")

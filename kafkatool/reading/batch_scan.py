@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkatool.errors import DecodeError
+from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Compression, Defect, LegacyBatch, RecordBatch, TimestampType
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
@@ -90,6 +90,15 @@ def _control_type(buf: bytes | memoryview, batch: RecordBatch) -> str | None:
 
 _UNIT_COLUMNS = ("log_dir", "topic", "partition", "segment")
 _ROW_COLUMNS = COLUMN_NAMES[len(_UNIT_COLUMNS):]
+
+
+def scan_range_or_nothing(unit: SegmentRange) -> BatchColumns:
+    """:func:`scan_range`, or no rows when the file cannot be read at all (the partition's analysis reports it
+    as a finding; one unreadable file does not stop a fleet scan)."""
+    try:
+        return scan_range(unit)
+    except UnreadableInputError:
+        return BatchColumns(landing=unit.stop)
 
 
 _CODEC_LABEL = {c.value: c.label for c in Compression}
