@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from kafkatool.commands.common import run_guarded
-from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.analyse import SEVERITY_RANK
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
@@ -79,13 +79,29 @@ def _spark(paths: list[str], output: TableOutput, *, master: str,
         raise UsageError(f"--engine spark needs pyspark ({err.name} is not installed): "
                          "pip install 'kafkatool[spark]'") from None
     plan = make_plan(paths, chunk_bytes=chunk_bytes)  # also validates the paths before the JVM starts
-    spark, started = fleet_spark.session(master)
+    try:
+        spark, started = fleet_spark.session(master)
+    except Exception as err:  # no Java, a bad master URL: the engine cannot run here
+        raise UsageError(f"--engine spark could not start Spark on {master}: {_first_line(err)}") from None
     try:
         part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output, chunk_bytes=chunk_bytes)
+    except KafkatoolError:
+        raise
+    except Exception as err:
+        raise KafkatoolError(f"the Spark job failed: {_first_line(err)}") from None
     finally:
         if started:
             spark.stop()
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
+
+
+def _first_line(err: BaseException) -> str:
+    """The most telling line of a Spark or Py4J error (they carry whole JVM and Python tracebacks)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if "Error:" in ln or "Exception:" in ln:
+            return ln[:400]
+    return (lines[0] if lines else type(err).__name__)[:400]
 
 
 def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, chunk_mib: int, force: bool,
