@@ -406,9 +406,13 @@ def test_a_log_whose_first_segment_is_gone_starts_at_its_first_segment(tmp_path:
     root = _copy(CONTROLLER, tmp_path)
     for suffix in (".log", ".index", ".timeindex"):
         (root / META / f"00000000000000000000{suffix}").unlink()
-    code, doc = _run(str(root))
+    code, doc = _run(str(root), "--history", "payments-1")
     assert code == 0
     assert doc["log"]["log_start_offset"] == 41
+    # The history starts from the snapshot's state (no offset there), then the log's changes after it.
+    assert doc["history"][0]["source"] == "snapshot" and doc["history"][0]["offset"] is None
+    _, full = _run(str(_case_input(CONTROLLER)), "--history", "payments-1")
+    assert doc["history"][1:] == [h for h in full["history"] if h["offset"] >= 45]
     assert [d["file"] for d in doc["snapshots"]["deleted"]] == ["00000000000000000000-0000000000.checkpoint"]
     assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["finalMetadataImage"])
 

@@ -164,7 +164,7 @@ class Image:
 class HistoryEntry:
     """One change of a partition's leader or ISR (or its creation/deletion), where and when it happened."""
 
-    offset: int
+    offset: int | None  # None for state read from a snapshot (its records' offsets are the file's own)
     timestamp: int
     epoch: int
     source: str
@@ -392,7 +392,8 @@ class Replayer:
     def _history(self, offset: int, batch: MetaBatch, record: str, topic: TopicState, partition: int,
                  part: PartitionState | None) -> None:
         self.history.append(HistoryEntry(
-            offset, batch.append_time, batch.epoch, self.source, record, topic.name, topic.topic_id, partition,
+            None if self.source == "snapshot" else offset, batch.append_time, batch.epoch, self.source, record,
+            topic.name, topic.topic_id, partition,
             None if part is None else part.leader, tuple(part.isr) if part else (),
             None if part is None else part.leader_epoch, None if part is None else part.partition_epoch,
             None if part is None else LEADER_RECOVERY.get(part.leader_recovery_state,
