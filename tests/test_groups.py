@@ -18,34 +18,34 @@ CASE = "internal-topics-hanging-txn-clean"
 
 
 def kafka_committed_offsets() -> dict[tuple[str, str, int], int]:
-    """The group coordinator's committed offsets, replayed from Kafka's own decoding of every record and batch:
-    plain commits apply at once, transactional ones at their producer's COMMIT marker; tombstones delete."""
-    committed: dict[tuple[str, str, int], int] = {}
-    pending: dict[int, list[tuple[tuple[str, str, int], int | None]]] = {}
+    """The group coordinator's committed offsets, replayed from Kafka's own decoding of every record and batch by
+    OffsetMetadataManager's rules: commits without a producer id apply at once, those with one at their producer's
+    COMMIT marker (unless a later commit is there); tombstones delete the offset and the pending ones."""
+    committed: dict[tuple[str, str, int], tuple[int, int]] = {}
+    pending: dict[int, dict[tuple[str, str, int], tuple[int, int]]] = {}
     for lf in load_expected(CASE)["before"]["partitions"]["__consumer_offsets-32"]["logFiles"]:
         for batch in lf["batches"]:
             if batch["isControl"]:
-                done = pending.pop(batch["producerId"], [])
+                done = pending.pop(batch["producerId"], {})
                 if batch["controlType"] == "COMMIT":
-                    for k, v in done:
-                        if v is None:
-                            committed.pop(k, None)
-                        else:
-                            committed[k] = v
+                    for k, (record_offset, v) in done.items():
+                        if k not in committed or committed[k][0] < record_offset:
+                            committed[k] = (record_offset, v)
                 continue
             for r in batch["records"]:
                 d = r["decoded"]
                 if d["keyType"] != "OffsetCommitKey":
                     continue
                 k = (d["key"]["group"], d["key"]["topic"], d["key"]["partition"])
-                v = None if d["tombstone"] else d["value"]["offset"]
-                if batch["isTransactional"]:
-                    pending.setdefault(batch["producerId"], []).append((k, v))
-                elif v is None:
+                if d["tombstone"]:
                     committed.pop(k, None)
+                    for items in pending.values():
+                        items.pop(k, None)
+                elif batch["producerId"] != -1:
+                    pending.setdefault(batch["producerId"], {})[k] = (r["offset"], d["value"]["offset"])
                 else:
-                    committed[k] = v
-    return committed
+                    committed[k] = (r["offset"], d["value"]["offset"])
+    return {k: v for k, (_, v) in committed.items()}
 
 
 def run_json(*args: str) -> tuple[int, dict]:
@@ -129,3 +129,34 @@ def test_jsonl_and_bad_input() -> None:
     assert sum(1 for line in lines if line["type"] == "offset") == len(kafka_committed_offsets())
     missing = runner.invoke(app, ["groups", str(root / "nope")])
     assert missing.exit_code == 3 and "Traceback" not in missing.output
+
+
+def test_a_later_plain_commit_wins_over_an_earlier_pending_transactional_one() -> None:
+    """replayEndTransactionMarker keeps the most recent commit: a plain commit written after a transactional one
+    of the same partition survives that transaction's COMMIT marker; a tombstone drops pending commits too."""
+    from kafkatool.engine.groups import replay_offsets
+    from kafkatool.model import ControlRecord, PartitionData, Record, RecordBatch, SegmentData
+    from kafkatool.schema.group_coordinator import DECODER
+
+    key = b"\x00\x01\x00\x01g\x00\x01t" + (0).to_bytes(4, "big")
+
+    def value(offset: int) -> bytes:
+        return b"\x00\x03" + offset.to_bytes(8, "big") + (-1).to_bytes(4, "big", signed=True) + b"\x00\x00" \
+            + (1).to_bytes(8, "big")
+
+    def batch(base: int, pid: int, records: list[Record], attributes: int = 0) -> RecordBatch:
+        return RecordBatch(0, base, 0, 0, 2, 0, attributes, len(records) - 1, 0, 0, pid, 0 if pid >= 0 else -1,
+                           0, len(records), True, records)
+
+    marker = Record(3, 0, None, None, control=ControlRecord(0, 1, "COMMIT", 0, 4))
+    seg = SegmentData(0, "x.log", 0, entries=[
+        batch(0, 5000, [Record(0, 0, key, value(10))], 0x10),
+        batch(1, -1, [Record(1, 0, key, value(20))]),
+        batch(3, 5000, [marker], 0x30),
+    ])
+    part = PartitionData("__consumer_offsets-0", None, "", segments=[seg])
+    state = replay_offsets([part], DECODER.decode)
+    assert state.offsets[("g", "t", 0)].offset == 20
+    seg.entries[1] = batch(1, -1, [Record(1, 0, key, None)])
+    state = replay_offsets([part], DECODER.decode)
+    assert ("g", "t", 0) not in state.offsets

@@ -2,12 +2,13 @@
 range checks against the partitions found in the same log dirs.
 
 Models the group coordinator's load of its partitions (group-coordinator ``GroupMetadataManager`` and
-``OffsetMetadataManager.replay``): records are replayed in offset order; an offset commit replaces the previous
-one for its group and partition, a tombstone deletes it; a commit in a transactional batch stays pending for its
-producer until that producer's COMMIT marker applies it (``replayEndTransactionMarker``) or its ABORT marker
-drops it. A ``GroupMetadata`` or ``ConsumerGroupMetadata`` tombstone deletes the group. Lag is measured as
-``kafka-consumer-groups.sh --describe`` does: against the partition's high watermark (what ``ListOffsets`` latest
-returns to a read_uncommitted admin), falling back to the log end offset when no checkpoint holds it.
+``OffsetMetadataManager.replay``): records are replayed in offset order. An offset commit of a batch without a
+producer id replaces the previous one for its group and partition; one with a producer id (TxnOffsetCommit) stays
+pending for that producer until its COMMIT marker applies it, unless a commit written later is already there
+(``replayEndTransactionMarker``), or its ABORT marker drops it. A tombstone deletes the committed offset and the
+pending ones for that partition. A ``GroupMetadata`` or ``ConsumerGroupMetadata`` tombstone deletes the group.
+Lag is measured as ``kafka-consumer-groups.sh --describe`` does: against the partition's high watermark (what
+``ListOffsets`` latest returns to a read_uncommitted admin), or the log end offset when no checkpoint holds one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.schema.topic_records import DecodeFn
 
 COMMIT, ABORT = 1, 0
+NO_PRODUCER_ID = -1
 
 
 @dataclass
@@ -57,7 +59,7 @@ class OffsetsState:
     """The replayed ``__consumer_offsets`` partitions."""
 
     offsets: dict[tuple[str, str, int], Commit] = field(default_factory=dict)
-    pending: dict[int, list[tuple[tuple[str, str, int], Commit | None]]] = field(default_factory=dict)
+    pending: dict[int, dict[tuple[str, str, int], Commit]] = field(default_factory=dict)
     groups: dict[str, Group] = field(default_factory=dict)
     problems: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
@@ -113,11 +115,10 @@ def replay_offsets(parts: list[PartitionData], decode: DecodeFn) -> OffsetsState
                     for r in batch.records:
                         if r.control is None or r.control.type not in (COMMIT, ABORT):
                             continue
-                        items = state.pending.pop(batch.producer_id, [])
-                        for k, c in items if r.control.type == COMMIT else ():
-                            if c is None:
-                                state.offsets.pop(k, None)
-                            else:
+                        items = state.pending.pop(batch.producer_id, {})
+                        for k, c in items.items() if r.control.type == COMMIT else ():
+                            existing = state.offsets.get(k)
+                            if existing is None or c.record_offset > existing.record_offset:
                                 state.offsets[k] = c
                     continue
                 for r in batch.records:
@@ -140,11 +141,13 @@ def replay_offsets(parts: list[PartitionData], decode: DecodeFn) -> OffsetsState
                         commit = Commit(k["group"], k["topic"], k["partition"], v["offset"],
                                         None if epoch == -1 else epoch, v["metadata"], v["commitTimestamp"],
                                         None if expire == -1 else expire, r.offset, part.directory,
-                                        batch.is_transactional)
-                    if batch.is_transactional:
-                        state.pending.setdefault(batch.producer_id, []).append((tp, commit))
-                    elif commit is None:
+                                        batch.producer_id != NO_PRODUCER_ID)
+                    if commit is None:
                         state.offsets.pop(tp, None)
+                        for items in state.pending.values():
+                            items.pop(tp, None)
+                    elif batch.producer_id != NO_PRODUCER_ID:
+                        state.pending.setdefault(batch.producer_id, {})[tp] = commit
                     else:
                         state.offsets[tp] = commit
     return state
@@ -211,6 +214,6 @@ def group_rows(state: OffsetsState, offsets: list[dict[str, Any]]) -> list[dict[
             "total_lag": sum(lags) if lags else None,
             "problems": sum(1 for r in mine if r["problem"]),
             "pending_transactional_offsets": sum(
-                1 for items in state.pending.values() for (pg, _, _), _c in items if pg == gid),
+                1 for items in state.pending.values() for (pg, _, _) in items if pg == gid),
         })
     return out
