@@ -233,3 +233,18 @@ def test_share_group_and_flexible_offset_commit_records() -> None:
           + (1700000000000).to_bytes(8, "big") + b"\x00")
     got = group_coordinator.decode(b"\x00\x01\x00\x01g\x00\x01t" + (0).to_bytes(4, "big"), v4)
     assert got.value["data"] == {"offset": 77, "leaderEpoch": 2, "metadata": "m", "commitTimestamp": 1700000000000}
+
+
+def test_wrong_decoder_keeps_raw_bytes_and_reports_defects() -> None:
+    """Forcing the offsets decoder on the transaction log: keys (record type 0) do not read as OffsetCommitKey, so
+    each record keeps its raw hex with a warning defect naming the record's byte position; the dump finishes, exit 1."""
+    seg = shared_dir("corpus") / CASE / "input" / "__transaction_state-17" / "00000000000000000000.log"
+    res = runner.invoke(app, ["dump-segment", "--decoder", "group-coordinator", "-f", "jsonl", str(seg)])
+    assert res.exit_code == 1
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    records = [r for row in rows if row.get("type") == "batch" for r in row["records"]]
+    defects = [row for row in rows if row.get("type") == "defect"]
+    assert len(records) == len(expected_records(CASE, "__transaction_state-17"))
+    assert all(r["decoded"]["defects"] and isinstance(r["decoded"]["key"], str) for r in records)
+    assert [d["position"] for d in defects] == [r["position"] for r in records]
+    assert all(d["code"] == "record-decode" and d["severity"] == "warning" for d in defects)
