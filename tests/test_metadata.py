@@ -432,3 +432,28 @@ def test_damage_in_an_older_epoch_truncates_the_log_to_the_newer_snapshot(tmp_pa
     assert (doc["log"]["log_start_offset"], doc["log"]["log_end_offset"], doc["log"]["leader_epochs"]) == (45, 45, [])
     assert "latest epoch 1" in doc["snapshots"]["truncate_to_latest_snapshot"]
     assert _ours(doc["image"]) == _kafka_image(load_expected(CONTROLLER)["writer"]["metadataImageAtSnapshot"])
+
+
+def test_kafka_format_cluster_metadata_decoder_prints_dumplogsegments_json() -> None:
+    from kafkatool.engine.dls_decoders import cluster_metadata_parser, java_double
+    from kafkatool.model import Record
+
+    count = 0
+    for path, batches in _files(CONTROLLER):
+        entries, _ = read_log(path, deep=True)
+        for entry, batch in zip(entries, batches, strict=True):
+            if entry.is_control:
+                continue
+            for rec, want in zip(entry.records, batch["records"], strict=True):
+                key, payload = cluster_metadata_parser(rec)
+                d = want["decoded"]
+                assert key is None
+                assert payload is not None and " " not in payload.replace("Bootstrap records", "")
+                assert json.loads(payload) == {"type": d["recordType"], "version": d["version"], "data": d["fields"]}
+                count += 1
+    assert count > 0
+    assert cluster_metadata_parser(Record(7, 0, None, bytes([1, 99, 0])))[1] == (
+        "Error at 7, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 99")
+    assert cluster_metadata_parser(Record(8, 0, None, bytes([1, 2, 0, 0])))[1] == (
+        "Error at 8, skipping. Failed to deserialize record with type 2")
+    assert (java_double(1e7), java_double(0.5), java_double(1.5e-5)) == ("1.0E7", "0.5", "1.5E-5")

@@ -12,12 +12,14 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from kafkatool.engine.dls import DlsError
 from kafkatool.errors import DecodeError
 from kafkatool.model import Record
 from kafkatool.schema import group_coordinator as gc
+from kafkatool.schema import metadata_records as mr
 from kafkatool.schema import transaction_log as tl
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
@@ -136,4 +138,51 @@ def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
                  f"txnTimeoutMs={v['transactionTimeoutMs']}")
 
 
-PARSERS: dict[str, Parser] = {"group-coordinator": offsets_parser, "transaction-log": transaction_log_parser}
+def java_double(value: float) -> str:
+    """Java's ``Double.toString`` (what Jackson writes for a double): shortest digits, ``1.0E7`` form outside
+    [1e-3, 1e7)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(value)
+    _, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    text = "".join(str(d) for d in digits)
+    power = exponent + len(text) - 1  # type: ignore[operator]
+    return ("-" if value < 0 else "") + f"{text[0]}.{text[1:] or '0'}E{power}"
+
+
+def _metadata_json(value: Any) -> str:
+    """``jackson`` plus doubles (ClientQuotaRecord's value)."""
+    if isinstance(value, float):
+        return java_double(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_metadata_json(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{jackson(k)}:{_metadata_json(v)}" for k, v in value.items()) + "}"
+    return jackson(value)
+
+
+def cluster_metadata_parser(record: Record) -> tuple[str | None, str | None]:
+    """``ClusterMetadataLogMessageParser.parse`` (``--cluster-metadata-decoder``): no key; the payload
+    ``{"type":"<MetadataRecordType>","version":<v>,"data":{...}}``, or ``Error at <offset>, skipping. <message>``
+    where ``MetadataRecordSerde`` throws (the message is Kafka's, details after it are left out)."""
+    if record.value is None:
+        return None, f"Error at {record.offset}, skipping. null"
+    try:
+        rec = mr.parse_metadata_record(record.value)
+    except DecodeError as err:
+        message = err.reason
+        if message.startswith("Failed to deserialize record with type") or message.startswith("Error while reading"):
+            message = message.split(":", 1)[0]
+        return None, f"Error at {record.offset}, skipping. {message}"
+    if rec.record_class is None:
+        return None, (f"Error at {record.offset}, skipping. org.apache.kafka.common.errors."
+                      f"UnsupportedVersionException: Unknown metadata id {rec.api_key}")
+    return None, (f'{{"type":"{rec.record_type}","version":{rec.version},'
+                  f'"data":{_metadata_json(rec.fields)}}}')
+
+
+PARSERS: dict[str, Parser] = {"group-coordinator": offsets_parser, "transaction-log": transaction_log_parser,
+                              "cluster-metadata": cluster_metadata_parser}

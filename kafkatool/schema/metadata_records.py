@@ -158,11 +158,15 @@ class MetadataRecord:
 
 
 def _short(buf: bytes, pos: int, what: str) -> tuple[int, int]:
-    """``AbstractApiMessageSerde.unsignedIntToShort``: an unsigned varint that must fit in a short."""
-    value, nxt = read_unsigned_varint(buf, pos)
-    if value < 0 or value > SHORT_MAX:
-        raise DecodeError(what, f"Value for {what} was too large: {value & 0xFFFFFFFF}", pos)
-    return value, nxt
+    """``AbstractApiMessageSerde.unsignedIntToShort``: an unsigned varint read as a Java int, refused above
+    ``Short.MAX_VALUE`` and otherwise cast to a short (so a value past Int32 max, negative in Java, wraps)."""
+    try:
+        value, nxt = read_unsigned_varint(buf, pos)
+    except DecodeError as err:
+        raise DecodeError(what.replace(" ", "_"), f"Error while reading {what}: {err.reason}", pos) from None
+    if value > SHORT_MAX:
+        raise DecodeError(what.replace(" ", "_"), f"Value for {what} was too large.", pos)
+    return ((value & 0xFFFF) ^ 0x8000) - 0x8000, nxt
 
 
 def parse_metadata_record(value: bytes | memoryview) -> MetadataRecord:
