@@ -135,3 +135,25 @@ def test_nested_legacy_wrappers_are_refused_not_recursed() -> None:
     with pytest.raises(DecodeError, match="inner messages must not be compressed") as err:
         legacy.inner_records(parsed)
     assert err.value.position is not None
+
+
+@pytest.mark.parametrize("codec", [Compression.GZIP, Compression.ZSTD], ids=lambda c: c.label)
+def test_record_amplification_bombs_are_refused(codec: Compression) -> None:
+    """A small payload inflating to many tiny records counts their memory against the cap, not only the bytes."""
+    minimal = bytes([12, 0, 0, 0, 1, 1, 0])  # a 7-byte record: null key and value, no headers
+
+    def batch(n: int) -> bytes:
+        return rb.build_batch(base_offset=0, partition_leader_epoch=0, attributes=codec.value,
+                              last_offset_delta=n - 1, base_timestamp=0, max_timestamp=0, producer_id=-1,
+                              producer_epoch=-1, base_sequence=-1, records_count=n,
+                              payload=codecs.compress(codec, minimal * n))
+
+    assert len(rb.parse_batch(batch(1000), max_output=1 << 20).records or []) == 1000
+    with pytest.raises(CodecError, match="would take more than 1048576 bytes") as err:
+        rb.parse_batch(batch(10_000), max_output=1 << 20)
+    assert err.value.position == rb.HEADER_SIZE
+    message = legacy.build_message(magic=1, attributes=0, key=None, value=None, timestamp=0)
+    wrapper = legacy.build_wrapper(magic=1, codec=codec, offsets=range(20_000), messages=[message] * 20_000,
+                                   last_offset=19_999)
+    with pytest.raises(CodecError, match="would take more than"):
+        legacy.inner_records(legacy.parse_legacy_entry(wrapper, 0), max_output=1 << 20)

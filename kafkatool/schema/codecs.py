@@ -124,6 +124,21 @@ def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
     raise CodecError(FIELD, f"unknown compression codec {codec!r}")
 
 
+RECORD_COST = 256  # what one decoded record costs in memory, roughly, counted against the decompression cap
+
+
+def check_decoded_budget(size: int, records: int, max_output: int | None, position: int) -> None:
+    """Refuse decompressed data whose ``records`` decoded records would cost more memory than the cap.
+
+    A few KiB of compressed payload can inflate to millions of 7-byte records, each a Python object of a few
+    hundred bytes: the cap bounds the decompressed bytes plus ``RECORD_COST`` per record they can hold.
+    """
+    cap = _configured_max_output if max_output is None else max_output
+    if size + records * RECORD_COST > cap:
+        raise CodecError(FIELD, f"{records} records in {size} decompressed bytes would take more than {cap} bytes "
+                         "to decode (refused; see --max-decompressed-bytes)", position)
+
+
 def compress(codec: Compression, data: bytes | memoryview, *, magic: int = 2) -> bytes:
     """Compress as Kafka's producer does (see the module notes for each codec's framing).
 

@@ -27,7 +27,7 @@ from construct import Int8sb, Int32sb, Int32ub, Int64sb, Struct
 
 from kafkatool.errors import CodecError, DecodeError
 from kafkatool.model import NO_TIMESTAMP, Compression, LegacyBatch, Record, TimestampType
-from kafkatool.schema.codecs import compress, decompress
+from kafkatool.schema.codecs import check_decoded_budget, compress, decompress
 from kafkatool.schema.fixed import NullableBytes, derive_struct
 
 # --- declarations ---------------------------------------------------------------------------------
@@ -207,6 +207,7 @@ def inner_records(entry: LegacyBatch, *, max_output: int | None = None) -> list[
         data = decompress(codec, entry.value, magic=entry.magic, max_output=max_output)
     except CodecError as err:
         raise err.located(base=at) from None
+    check_decoded_budget(len(data), len(data) // (LOG_OVERHEAD + RECORD_OVERHEAD_V0), max_output, at)
     try:
         inner = inner_entries(data)
     except DecodeError as err:

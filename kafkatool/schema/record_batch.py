@@ -158,11 +158,23 @@ def decode_records(batch: RecordBatch, payload: bytes | memoryview, *,
             raise err.located(base=batch.position + HEADER_SIZE) if err.position is not None else DecodeError(
                 "records", f"{codec.label} payload: {err.reason}", batch.position + HEADER_SIZE) from None
         origin = None
+        _check_decoded_budget(batch, len(data), max_output)
     else:
         data = payload
         origin = batch.position + HEADER_SIZE
     records = _decode_record_list(batch, data, origin)
     return records
+
+
+MIN_RECORD_SIZE = 7  # the smallest DefaultRecord: length, attributes, two deltas, key and value -1, no headers
+
+
+def _check_decoded_budget(batch: RecordBatch, size: int, max_output: int | None) -> None:
+    """Refuse a compressed batch whose decoded records would cost more memory than the decompression cap."""
+    from kafkatool.schema.codecs import check_decoded_budget
+
+    possible = min(max(batch.records_count, 0), size // MIN_RECORD_SIZE)
+    check_decoded_budget(size, possible, max_output, batch.position + HEADER_SIZE)
 
 
 def _where(origin: int | None, pos: int, batch: RecordBatch) -> int:
