@@ -77,7 +77,7 @@ def recover_snapshots(files: list[SnapshotFile], log_start_offset: int, log_end_
     latest_epoch = log_latest_epoch if log_latest_epoch is not None else 0
     start, end = log_start_offset, log_end_offset
     truncated = False
-    reason = "no snapshot"
+    reason = "no truncation (no snapshot)"
     if latest is not None:
         sid = latest.snapshot_id
         if sid.epoch > latest_epoch or (sid.epoch == latest_epoch and sid.end_offset > log_end_offset):
