@@ -480,3 +480,15 @@ def test_kafka_format_cluster_metadata_decoder_prints_dumplogsegments_json() -> 
     assert cluster_metadata_parser(Record(8, 0, None, bytes([1, 2, 0, 0])))[1] == (
         "Error at 8, skipping. Failed to deserialize record with type 2")
     assert (java_double(1e7), java_double(0.5), java_double(1.5e-5)) == ("1.0E7", "0.5", "1.5E-5")
+
+
+def test_an_older_quorum_state_is_a_warning(tmp_path: Path) -> None:
+    root = _copy(CONTROLLER, tmp_path)
+    (root / META / "quorum-state").write_text('{"leaderId":3000,"leaderEpoch":1,"votedId":-1,'
+                                              '"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
+    code, doc = _run(str(root))
+    assert code == 1
+    assert [(d["code"], d["severity"]) for d in doc["defects"]] == [("quorum-state-epoch", "warning")]
+    (root / META / "quorum-state").write_text('{"leaderId":3000}')
+    code, doc = _run(str(root))
+    assert [d["code"] for d in doc["defects"]] == ["quorum-state-decode"] and doc["quorum_state"] is None

@@ -124,6 +124,13 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
                    "log_batches": len(after), "log_records_replayed": sum(len(b.records) for b in after)},
         "image": mi.image_json(image),
     }
+    last_fetched = epochs[-1][0] if epochs else (recovery.latest.snapshot_id.epoch if recovery.latest else 0)
+    state = files.quorum_state
+    if state is not None and state.epoch < last_fetched:
+        defects.append(Defect("quorum-state-epoch", f"{directory.name}/quorum-state", None, "leaderEpoch",
+                              f"quorum-state epoch {state.epoch} is below the log's last epoch {last_fetched} (an "
+                              "older file, e.g. restored from a backup): Kafka warns and starts unattached in epoch "
+                              f"{last_fetched}", "warning"))
     doc["bootstrap"] = None
     if files.bootstrap is not None:
         doc["bootstrap"], bad = bootstrap(files.bootstrap)
