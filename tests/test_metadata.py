@@ -351,6 +351,9 @@ def test_dump_segment_decodes_quorum_state_as_the_store_reads_it() -> None:
 
 def test_usage_and_unreadable_input(tmp_path: Path) -> None:
     assert runner.invoke(app, ["metadata", str(tmp_path)]).exit_code == 3
+    (tmp_path / META).mkdir()  # a metadata partition with nothing in it yet: an empty image, no defect
+    code, doc = _run(str(tmp_path))
+    assert code == 0 and doc["image"]["topics"] == [] and doc["log"]["log_end_offset"] == 0
     assert runner.invoke(app, ["metadata", str(tmp_path), "--history", "nodash"]).exit_code == 2
 
 

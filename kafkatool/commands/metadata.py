@@ -70,6 +70,8 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
     log_batches: list[MetaBatch] = []
     if not recovery.truncated_to_snapshot:
         for seg in restart.segments:
+            if seg.size_bytes == 0:  # nothing kept (or the empty active segment the load creates)
+                continue
             path = directory / Path(seg.file).name
             batches, bad = read_meta_batches(path, f"{directory.name}/{path.name}", seg.size_bytes)
             log_batches.extend(b for b in batches if b.last_offset < log_end)
