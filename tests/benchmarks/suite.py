@@ -7,6 +7,7 @@ command-line figures come from fresh processes (:mod:`tests.benchmarks.probe`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -38,7 +39,8 @@ class Mapped:
         self.size = len(self.mm)
 
     def close(self) -> None:
-        self.mm.close()
+        with contextlib.suppress(BufferError):  # a peer still holds a view: the mapping goes with it
+            self.mm.close()
         os.close(self.fd)
 
 
