@@ -21,6 +21,7 @@ from kafkatool.reading.metadata_log import (
     read_metadata_files,
 )
 from kafkatool.render.metadata_report import render_metadata
+from kafkatool.render.output import Diagnostics
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
 
@@ -257,6 +258,9 @@ def command(
         directory = find_metadata_partition(log_dir)
         doc, image = load(read_metadata_files(directory), history_of=which)
         failing = bool(doc["defects"])
+        if which is not None and not doc["history"]:
+            Diagnostics().warning(f"{history_of}: no PartitionRecord or change of this partition in the loaded "
+                                  "metadata log")
         if check_broker:
             parts, found_id, bad, dir_ids = local_partitions(check_broker)
             node = broker_id if broker_id is not None else found_id
