@@ -222,3 +222,68 @@ def test_the_snapshot_sees_every_kind_of_change(tmp_path: Path) -> None:
     assert "b" in snapshot(tmp_path)
     os.utime(tmp_path / "b", ns=(0, 0))
     assert snapshot(tmp_path)["b"][2] == 0
+
+
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _one_run_per_plan() -> list[Run]:
+    """For each command line of PLANS, its run on the torn-write fixture (or its only input)."""
+    chosen: dict[tuple[str, tuple[str, ...]], Run] = {}
+    for run in RUNS:
+        key = (run.command, tuple(a.replace(str(run.tree), "") for a in run.argv))
+        if key not in chosen or run.tree == FIXTURES / "torn-write":
+            chosen[key] = run
+    return list(chosen.values())
+
+
+@pytest.mark.parametrize("run", _one_run_per_plan(), ids=lambda r: r.id)
+def test_inputs_are_opened_read_only(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every open of a file under the input tree asks for reading only (os.open flags, open() modes, mmap access)."""
+    import builtins
+    import io
+    import mmap
+
+    tree = str(run.tree.resolve())
+    bad: list[str] = []
+    opened: list[str] = []
+
+    def inside(path: object) -> bool:
+        try:
+            return isinstance(path, str | os.PathLike) and os.path.realpath(os.fspath(path)).startswith(tree)
+        except (TypeError, ValueError):
+            return False
+
+    real_os_open, real_open, real_mmap = os.open, builtins.open, mmap.mmap
+
+    def os_open(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if inside(path):
+            opened.append(str(path))
+            if flags & WRITE_FLAGS:
+                bad.append(f"os.open({path}, {flags:#o})")
+        return real_os_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    def open_(file: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if inside(file):
+            opened.append(str(file))
+            if any(c in mode for c in "wax+"):
+                bad.append(f"open({file}, {mode!r})")
+        return real_open(file, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    class ReadOnlyMmap(real_mmap):  # type: ignore[misc, valid-type]
+        def __new__(cls, fileno: int, length: int, *args: object, **kwargs: object) -> mmap.mmap:
+            access = kwargs.get("access", mmap.ACCESS_DEFAULT)
+            if access != mmap.ACCESS_READ and inside(os.readlink(f"/proc/self/fd/{fileno}")):
+                bad.append(f"mmap of {os.readlink(f'/proc/self/fd/{fileno}')} with access {access}")
+            return real_mmap.__new__(cls, fileno, length, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(io, "open", open_)
+    monkeypatch.setattr(mmap, "mmap", ReadOnlyMmap)
+    argv = [a.replace("{out}", str(tmp_path)) for a in run.argv]
+    result = runner.invoke(app, argv)
+    assert result.exit_code in (0, 1), f"{' '.join(argv)} -> {result.exit_code}: {result.stderr}"
+    assert not bad, f"{' '.join(argv)} opened inputs for writing: {bad[:5]}"
+    if not run.command.startswith("fixture"):  # fixture list and build read no evidence
+        assert opened, f"{' '.join(argv)}: no input open was seen (the check would be vacuous)"

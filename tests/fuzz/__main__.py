@@ -71,6 +71,7 @@ def run_atheris(name: str, runs: int, artifacts: Path) -> None:
         check(target, data)
 
     argv = [sys.argv[0], f"-runs={runs}", f"-artifact_prefix={artifacts}/", "-max_len=65536", str(corpus_dir)]
+    atheris.instrument_all()  # coverage feedback from kafkatool's Python code (already imported)
     atheris.Setup(argv, one)
     atheris.Fuzz()
 
