@@ -157,7 +157,8 @@ def command(
             raise UsageError(f"no partition directory {partition!r} in {log_dir}")
         clock = now if now is not None else int(time.time() * 1000)
         options = RestartOptions(now=clock, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
-                                 recovery_point=recovery_point, index_interval_bytes=index_interval_bytes)
+                                 recovery_point=recovery_point, index_interval_bytes=index_interval_bytes,
+                                 plan_output=apply_to is not None)
         result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
         if apply_to is not None:
             source = path.parent if inputs.single_partition else path

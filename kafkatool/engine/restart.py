@@ -58,6 +58,7 @@ class RestartOptions:
     recovery_point: int | None = None
     producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
     index_interval_bytes: int | None = None  # None: inferred from the offset indexes on disk
+    plan_output: bool = True  # build each partition's ``output`` (the files after the load, for --apply-to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -815,8 +816,9 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     res.producers = [psm.state.producers[pid] for pid in psm.state.order.order() if pid in psm.state.producers]
     res.snapshot_files_after = sorted(loader.disk.files)
     _loss(res, loader, next_offset)
-    res.output = partition_plan(part, loader.segments, dict(loader.disk.files), res.leader_epochs,
-                                loader.index_interval)
+    if options.plan_output:
+        res.output = partition_plan(part, loader.segments, dict(loader.disk.files), res.leader_epochs,
+                                    loader.index_interval)
     return res
 
 

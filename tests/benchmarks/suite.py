@@ -243,7 +243,8 @@ def commands_in_process(logdir: str, repeat: int) -> Result:
     def restart() -> int:
         inputs = read_restart_inputs(Path(logdir))
         result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=1_800_000_000_000,
-                                                                               assume="unclean", recovery_point=0))
+                                                                               assume="unclean", recovery_point=0,
+                                                                               plan_output=False))
         return len(result.partitions)
 
     def replay_producers() -> int:
