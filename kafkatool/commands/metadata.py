@@ -12,7 +12,7 @@ from kafkatool.commands.common import run_guarded
 from kafkatool.engine import metadata_image as mi
 from kafkatool.engine.restart import RestartOptions, simulate_partition
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
-from kafkatool.model import ControlType, Defect, LogDirData
+from kafkatool.model import Defect, LogDirData
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.metadata_log import (
     MetadataFiles,
@@ -24,9 +24,6 @@ from kafkatool.render.metadata_report import render_metadata
 from kafkatool.render.output import Diagnostics
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
-
-SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
-SNAPSHOT_FOOTER = ControlType.SNAPSHOT_FOOTER.value
 
 
 class MetadataFormat(StrEnum):
@@ -79,30 +76,17 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
             defects.extend(bad)
     snapshot_doc: dict[str, Any] | None = None
     snap_batches: list[MetaBatch] = []
-    start = recovery.log_start_offset
     if recovery.latest is not None:
         snap = recovery.latest
-        snap_batches, bad = read_meta_batches(directory / snap.name, f"{directory.name}/{snap.name}")
+        label = f"{directory.name}/{snap.name}"
+        snap_batches, bad = read_meta_batches(directory / snap.name, label)
         defects.extend(bad)
-        start = snap.snapshot_id.end_offset
+        defects.extend(mi.snapshot_checks(snap, snap_batches, log_batches, label))
         snapshot_doc = {"file": snap.name, "end_offset": snap.snapshot_id.end_offset,
                         "epoch": snap.snapshot_id.epoch, **_snapshot_info(snap_batches)}
-        defects.extend(_snapshot_shape(snap_batches, f"{directory.name}/{snap.name}"))
-        sid = snap.snapshot_id
-        logged = next((b.epoch for b in log_batches if b.base_offset <= sid.end_offset - 1 <= b.last_offset), None)
-        if logged is not None and logged != sid.epoch:
-            defects.append(Defect("metadata-snapshot-epoch", f"{directory.name}/{snap.name}", None, "epoch",
-                                  f"snapshot epoch {sid.epoch} differs from the epoch {logged} of the log's record "
-                                  f"at offset {sid.end_offset - 1} (its last contained record)"))
-    replayer = mi.Replayer("snapshot")
-    replayer.replay_batches(snap_batches)
-    if recovery.latest is not None:
-        _snapshot_provenance(replayer.image, recovery.latest, snap_batches)
-    replayer.source = "log"
-    after = [b for b in log_batches if b.last_offset >= start]
-    replayer.replay_batches(after)
-    image = replayer.published()
-    defects.extend(replayer.defects)
+    loaded = mi.listener_load(recovery, snap_batches, log_batches)
+    image, start, after = loaded.published(), loaded.start_offset, loaded.log_batches
+    defects.extend(loaded.defects)
     segments = [{"file": Path(s.file).name, "base_offset": s.base_offset, "size": s.size_bytes,
                  "next_offset": s.next_offset} for s in restart.segments]
     epochs = [[e.epoch, e.start_offset] for e in restart.leader_epochs]
@@ -127,47 +111,18 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
                    "log_batches": len(after), "log_records_replayed": sum(len(b.records) for b in after)},
         "image": mi.image_json(image),
     }
-    last_fetched = epochs[-1][0] if epochs else (recovery.latest.snapshot_id.epoch if recovery.latest else 0)
-    state = files.quorum_state
-    if state is not None and state.epoch < last_fetched:
-        defects.append(Defect("quorum-state-epoch", f"{directory.name}/quorum-state", None, "leaderEpoch",
-                              f"quorum-state epoch {state.epoch} is below the log's last epoch {last_fetched} (an "
-                              "older file, e.g. restored from a backup): Kafka warns and starts unattached in epoch "
-                              f"{last_fetched}", "warning"))
+    if files.quorum_state is not None:
+        last_fetched = epochs[-1][0] if epochs else (recovery.latest.snapshot_id.epoch if recovery.latest else 0)
+        defects.extend(mi.quorum_state_checks(files.quorum_state.epoch, last_fetched,
+                                              f"{directory.name}/quorum-state"))
     doc["bootstrap"] = None
     if files.bootstrap is not None:
         doc["bootstrap"], bad = bootstrap(files.bootstrap)
         defects.extend(bad)
     if history_of is not None:
-        doc["history"] = history(recovery, log_batches, snap_batches, history_of)
+        doc["history"] = [mi.history_json(h) for h in mi.history(recovery, snap_batches, log_batches, *history_of)]
     doc["defects"] = [_defect_json(d) for d in defects]
     return doc, image
-
-
-def _snapshot_shape(batches: list[MetaBatch], file: str) -> list[Defect]:
-    """``RecordsSnapshotReader``'s rule (the first batch is a control batch opening with a SnapshotHeader) and
-    the footer a frozen snapshot ends with."""
-    out: list[Defect] = []
-    if not batches or not batches[0].controls or batches[0].controls[0][0] != SNAPSHOT_HEADER:
-        out.append(Defect("metadata-snapshot-header", file, 0, "batches[0]",
-                          "the first batch is not a control batch opening with a SnapshotHeader: Kafka's snapshot "
-                          "reader throws IllegalStateException and the snapshot cannot be loaded"))
-    if not batches or not any(t == SNAPSHOT_FOOTER for t, _ in batches[-1].controls):
-        out.append(Defect("metadata-snapshot-footer", file, None, "batches[-1]",
-                          "no SnapshotFooter in the last batch: the snapshot was not completed", "warning"))
-    return out
-
-
-def _snapshot_provenance(image: mi.Image, snap: mi.SnapshotFile, batches: list[MetaBatch]) -> None:
-    """A loaded snapshot's provenance, as ``SnapshotReader`` gives it: its id's end offset - 1 and epoch, and the
-    header's last contained log timestamp."""
-    image.last_offset = snap.snapshot_id.end_offset - 1
-    image.last_epoch = snap.snapshot_id.epoch
-    for b in batches:
-        for ctype, fields in b.controls:
-            if ctype == SNAPSHOT_HEADER and fields is not None:
-                image.last_time = fields["lastContainedLogTimestamp"]
-                return
 
 
 def bootstrap(path: Path) -> tuple[dict[str, Any], list[Defect]]:
@@ -181,22 +136,6 @@ def bootstrap(path: Path) -> tuple[dict[str, Any], list[Defect]]:
     return {"file": path.name, "metadata_version": METADATA_VERSIONS.get(level) if level is not None else None,
             "records": [{"record_type": r.record_type, "version": r.version, "fields": r.fields} for r in records]}, \
         defects
-
-
-def history(recovery: mi.SnapshotRecovery, log_batches: list[MetaBatch], snap_batches: list[MetaBatch],
-            which: tuple[str, int]) -> list[dict[str, Any]]:
-    """Every change of one partition's leader and ISR: from the log start when the whole log is there, else from
-    the latest snapshot (whose state appears as one entry at the snapshot)."""
-    replayer = mi.Replayer("log")
-    if recovery.log_start_offset > 0 and snap_batches:
-        replayer.source = "snapshot"
-        replayer.replay_batches(snap_batches)
-        replayer.source = "log"
-        start = recovery.latest.snapshot_id.end_offset if recovery.latest else recovery.log_start_offset
-        log_batches = [b for b in log_batches if b.last_offset >= start]
-    replayer.replay_batches(log_batches)
-    topic, partition = which
-    return [mi.history_json(h) for h in replayer.history if h.topic == topic and h.partition == partition]
 
 
 def local_partitions(broker_dirs: list[str]) -> tuple[list[mi.LocalPartition], int | None, list[Defect],

@@ -25,7 +25,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkatool.model import Defect
+from kafkatool.model import ControlType, Defect
 from kafkatool.schema.metadata_records import (
     METADATA_VERSIONS,
     MetaBatch,
@@ -44,6 +44,8 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
 FENCING_CHANGE = {-1: False, 0: None, 1: True}
 CONTROLLED_SHUTDOWN_CHANGE = {0: None, 1: True}
 TOPIC_RESOURCE = 2
+SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
+SNAPSHOT_FOOTER = ControlType.SNAPSHOT_FOOTER.value
 
 
 @dataclass
@@ -398,6 +400,86 @@ class Replayer:
             None if part is None else part.leader_epoch, None if part is None else part.partition_epoch,
             None if part is None else LEADER_RECOVERY.get(part.leader_recovery_state,
                                                           str(part.leader_recovery_state))))
+
+
+class Loaded(Replayer):
+    """A listener's first load: the latest snapshot, then the log batches from its end offset."""
+
+    def __init__(self) -> None:
+        super().__init__("snapshot")
+        self.start_offset = 0
+        self.log_batches: list[MetaBatch] = []
+
+
+def listener_load(recovery: SnapshotRecovery, snap_batches: list[MetaBatch], log_batches: list[MetaBatch]) -> Loaded:
+    """``KafkaRaftClient.updateListenersProgress`` for a new listener: the latest snapshot (``handleLoadSnapshot``,
+    provenance from its id and header) when there is one, then every log batch from its end offset, or from the
+    log start without a snapshot (``handleCommit``; all of the log counts as committed)."""
+    loaded = Loaded()
+    loaded.start_offset = recovery.log_start_offset
+    if recovery.latest is not None:
+        loaded.replay_batches(snap_batches)
+        snapshot_provenance(loaded.image, recovery.latest, snap_batches)
+        loaded.start_offset = recovery.latest.snapshot_id.end_offset
+    loaded.source = "log"
+    loaded.log_batches = [b for b in log_batches if b.last_offset >= loaded.start_offset]
+    loaded.replay_batches(loaded.log_batches)
+    return loaded
+
+
+def history(recovery: SnapshotRecovery, snap_batches: list[MetaBatch], log_batches: list[MetaBatch], topic: str,
+            partition: int) -> list[HistoryEntry]:
+    """Every change of one partition's leader and ISR: over the whole log when it starts at offset 0, else from
+    the latest snapshot (its state as entries without an offset) and the log after it."""
+    if recovery.log_start_offset > 0:
+        replayer: Replayer = listener_load(recovery, snap_batches, log_batches)
+    else:
+        replayer = Replayer("log")
+        replayer.replay_batches(log_batches)
+    return [h for h in replayer.history if h.topic == topic and h.partition == partition]
+
+
+def snapshot_provenance(image: Image, snap: SnapshotFile, batches: list[MetaBatch]) -> None:
+    """A loaded snapshot's provenance, as ``RecordsSnapshotReader`` gives it: its id's end offset - 1 and epoch,
+    and the SnapshotHeader's last contained log timestamp."""
+    image.last_offset = snap.snapshot_id.end_offset - 1
+    image.last_epoch = snap.snapshot_id.epoch
+    for b in batches:
+        for ctype, fields in b.controls:
+            if ctype == SNAPSHOT_HEADER and fields is not None:
+                image.last_time = fields["lastContainedLogTimestamp"]
+                return
+
+
+def snapshot_checks(snap: SnapshotFile, batches: list[MetaBatch], log_batches: list[MetaBatch],
+                    file: str) -> list[Defect]:
+    """``RecordsSnapshotReader``'s rule (the first batch is a control batch opening with a SnapshotHeader), the
+    footer a frozen snapshot ends with, and the name's epoch against the log's epoch of its last record."""
+    out: list[Defect] = []
+    if not batches or not batches[0].controls or batches[0].controls[0][0] != SNAPSHOT_HEADER:
+        out.append(Defect("metadata-snapshot-header", file, 0, "batches[0]",
+                          "the first batch is not a control batch opening with a SnapshotHeader: Kafka's snapshot "
+                          "reader throws IllegalStateException and the snapshot cannot be loaded"))
+    if not batches or not any(t == SNAPSHOT_FOOTER for t, _ in batches[-1].controls):
+        out.append(Defect("metadata-snapshot-footer", file, None, "batches[-1]",
+                          "no SnapshotFooter in the last batch: the snapshot was not completed", "warning"))
+    sid = snap.snapshot_id
+    logged = next((b.epoch for b in log_batches if b.base_offset <= sid.end_offset - 1 <= b.last_offset), None)
+    if logged is not None and logged != sid.epoch:
+        out.append(Defect("metadata-snapshot-epoch", file, None, "epoch",
+                          f"snapshot epoch {sid.epoch} differs from the epoch {logged} of the log's record at offset "
+                          f"{sid.end_offset - 1} (its last contained record)"))
+    return out
+
+
+def quorum_state_checks(state_epoch: int, last_fetched_epoch: int, file: str) -> list[Defect]:
+    """``QuorumState.initialize``: a stored epoch below the log's last fetched epoch is only warned about."""
+    if state_epoch >= last_fetched_epoch:
+        return []
+    return [Defect("quorum-state-epoch", file, None, "leaderEpoch",
+                   f"quorum-state epoch {state_epoch} is below the log's last epoch {last_fetched_epoch} (an older "
+                   f"file, e.g. restored from a backup): Kafka warns and starts unattached in epoch "
+                   f"{last_fetched_epoch}", "warning")]
 
 
 def _migrating(dirs: list[str], replicas: int) -> list[str]:
