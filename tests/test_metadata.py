@@ -495,3 +495,10 @@ def test_an_older_quorum_state_is_a_warning(tmp_path: Path) -> None:
     (root / META / "quorum-state").write_text('{"leaderId":3000}')
     code, doc = _run(str(root))
     assert [d["code"] for d in doc["defects"]] == ["quorum-state-decode"] and doc["quorum_state"] is None
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_dump_segment_verify_accepts_the_metadata_partition(case: str) -> None:
+    # KRaft snapshots number their records from 0 although their name carries the end offset.
+    result = runner.invoke(app, ["dump-segment", "--verify", "-f", "json", str(_case_input(case) / META)])
+    assert result.exit_code == 0, result.output
