@@ -502,3 +502,17 @@ def test_dump_segment_verify_accepts_the_metadata_partition(case: str) -> None:
     # KRaft snapshots number their records from 0 although their name carries the end offset.
     result = runner.invoke(app, ["dump-segment", "--verify", "-f", "json", str(_case_input(case) / META)])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("text", [
+    "", "[1]", '{"leaderId":1}', '{"data_version":2,"leaderId":1,"leaderEpoch":2,"votedId":-1}',
+    '{"data_version":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"}',
+    '{"data_version":0,"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,'
+    '"currentVoters":[{"voterId":"x"}]}',
+])
+def test_a_quorum_state_kafka_cannot_read_is_a_decode_error(text: str) -> None:
+    from kafkatool.errors import DecodeError
+    from kafkatool.schema.quorum_state import parse_quorum_state
+
+    with pytest.raises(DecodeError):
+        parse_quorum_state(text.encode())

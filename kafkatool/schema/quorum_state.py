@@ -81,8 +81,10 @@ def parse_quorum_state(data: bytes) -> QuorumState:
     voted = _int(doc, "votedId", version)
     voters: tuple[int, ...] = ()
     if version == 0 and isinstance(doc.get("currentVoters"), list):
-        voters = tuple(int(v.get("voterId", -1)) for v in doc["currentVoters"] if isinstance(v, dict))
+        voters = tuple(_int(v, "voterId", version) for v in doc["currentVoters"] if isinstance(v, dict))
     directory = doc.get("votedDirectoryId") if version >= 1 else None
+    if directory is not None and not isinstance(directory, str):
+        raise DecodeError("votedDirectoryId", f"QuorumStateData: votedDirectoryId is not a string: {directory!r}")
     return QuorumState(version, _int(doc, "leaderEpoch", version),
                        None if leader == UNKNOWN_LEADER_ID else leader,
                        None if voted == NOT_VOTED else voted,
