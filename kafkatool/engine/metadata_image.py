@@ -248,7 +248,10 @@ class Replayer:
         if handler is None:
             self.image.others[name or "?"] = self.image.others.get(name or "?", 0) + 1
             return
-        handler(f, offset, batch)
+        try:
+            handler(f, offset, batch)
+        except (KeyError, TypeError, ValueError, IndexError) as err:  # a field Kafka's replay would trip over too
+            raise ReplayFault(f"{type(err).__name__}: {err}") from None
 
     def _on_TopicRecord(self, f: dict[str, Any], offset: int, batch: MetaBatch) -> None:
         self.image.topics[f["topicId"]] = TopicState(f["name"], f["topicId"])
