@@ -139,3 +139,28 @@ def test_legacy_entries_are_kept_as_objects() -> None:
     logs = sorted((shared_dir("corpus") / "legacy-mixed-v1-v2-clean" / "input").rglob("*.log"))
     legacy = [e for log in logs for e in columns.scan_segment(log).legacy]
     assert legacy and all(isinstance(e, LegacyBatch) and e.magic in (0, 1) for e in legacy)
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "zstd"])
+def test_benchmark_segments_are_valid_kafka_data(tmp_path: Path, codec: str) -> None:
+    """The benchmark's generator writes batches every reader accepts: the walker, the columns and kafka-python."""
+    from kafka.record.memory_records import MemoryRecords
+
+    from kafkatool.model import Compression
+    from tests.benchmarks.inputs import write_segment
+
+    path = tmp_path / "00000000000000000000.log"
+    info = write_segment(path, 256 << 10, 15, 1024, Compression[codec.upper()])
+    data = path.read_bytes()
+    rows, legacy, defects = walker_view(data)
+    assert not defects and not legacy and len(rows) == info["batches"] and len(data) == info["bytes"]
+    cols = columns.scan_segment(path)
+    assert columns_view(cols)[0] == rows
+    assert cols.headers["producer_id"].max() >= 0 and (cols.headers["attributes"] & 0x10).any()
+    mr = MemoryRecords(data)
+    seen = 0
+    while mr.has_next():
+        batch = mr.next_batch()
+        assert batch.validate_crc()
+        seen += sum(1 for _ in batch)
+    assert seen == info["records"]
