@@ -31,15 +31,19 @@ def _save(artifacts: Path, name: str, data: bytes) -> Path:
     return path
 
 
-def run_random(name: str, runs: int, seed: int, artifacts: Path, time_limit: float | None) -> tuple[int, int]:
-    """``runs`` generated inputs for ``name``; the number run and the number of findings."""
+def run_random(name: str, runs: int, seed: int, artifacts: Path,
+               time_limit: float | None) -> tuple[int, int, float]:
+    """``runs`` generated inputs for ``name``: the number run, the number of findings and the slowest input's
+    seconds (a hang would show there, or never end)."""
     rnd = random.Random(f"{seed}:{name}")
     target = TARGETS[name]
     findings = 0
     start = time.monotonic()
     done = 0
+    slowest = 0.0
     for done in range(1, runs + 1):
         data = generate(name, rnd)
+        began = time.perf_counter()
         try:
             check(target, data)
         except Finding as err:
@@ -49,12 +53,13 @@ def run_random(name: str, runs: int, seed: int, artifacts: Path, time_limit: flo
             traceback.print_exception(err.__cause__ or err, file=sys.stderr)
             if findings >= 10:
                 break
+        slowest = max(slowest, time.perf_counter() - began)
         if done % 50000 == 0:
             rate = done / (time.monotonic() - start)
             print(f"  {name}: {done} inputs, {rate:.0f}/s", file=sys.stderr, flush=True)
         if time_limit is not None and time.monotonic() - start > time_limit:
             break
-    return done, findings
+    return done, findings, slowest
 
 
 def run_atheris(name: str, runs: int, artifacts: Path) -> None:
@@ -97,9 +102,10 @@ def main() -> int:
     total = 0
     for name in names:
         start = time.monotonic()
-        done, findings = run_random(name, args.runs, args.seed, args.artifacts, args.time_limit)
+        done, findings, slowest = run_random(name, args.runs, args.seed, args.artifacts, args.time_limit)
         elapsed = time.monotonic() - start
-        print(f"{name}: {done} inputs in {elapsed:.0f} s, {findings} finding(s), {len(seeds(name))} seeds", flush=True)
+        print(f"{name}: {done} inputs in {elapsed:.0f} s, {findings} finding(s), {len(seeds(name))} seeds, "
+              f"slowest input {slowest * 1000:.1f} ms", flush=True)
         total += findings
     return 1 if total else 0
 

@@ -269,6 +269,9 @@ def seeds(name: str) -> tuple[bytes, ...]:
         if name == "legacy-message":
             return tuple(raw[rb.LOG_OVERHEAD:] for data in logs for e, raw in _entries(data)
                          if isinstance(e, LegacyBatch)) or (b"",)
+        if name == "legacy":  # legacy entries first: a magic 2 seed only tests the magic check
+            legacy_logs = tuple(d for d in logs if len(d) > rb.MAGIC_OFFSET and d[rb.MAGIC_OFFSET] in (0, 1))
+            return legacy_logs or logs or (b"",)
         return logs or (b"",)
     out = [p.read_bytes()[:MAX_SEED] for kind in target.kinds for p in _files_by_kind().get(kind, [])]
     return tuple(dict.fromkeys(out)) or (b"",)
