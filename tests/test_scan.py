@@ -115,14 +115,18 @@ def test_byte_range_cuts_give_the_same_rows_as_one_pass(tmp_path: Path) -> None:
     log_dir = big_partition_dir(tmp_path)
     whole = make_plan([str(log_dir)], chunk_bytes=1 << 40)
     cut = make_plan([str(log_dir)], chunk_bytes=256 << 10)
-    assert len(whole.ranges) == 1
-    assert len(cut.ranges) >= 8
+    assert whole.ranges == [] and whole.partitions[0].split == ()  # read once, by the partition's analysis
+    assert len(cut.ranges) >= 8 and cut.partitions[0].split == ("00000000000000000000.log",)
     for r, nxt in zip(cut.ranges, cut.ranges[1:], strict=False):
         assert r.stop == nxt.start
-    rows: dict[str, list] = {"whole": [], "cut": []}
-    for name, plan in (("whole", whole), ("cut", cut)):
+    every = make_plan([str(log_dir)], chunk_bytes=1 << 40, all_ranges=True)
+    assert len(every.ranges) == 1
+    assert scan_range(every.ranges[0]).columns["position"] == sorted(
+        scan_range(every.ranges[0]).columns["position"])
+    rows: dict[str, list] = {"whole": [], "cut": [], "every": []}
+    for name, plan in (("whole", whole), ("cut", cut), ("every", every)):
         run_local(plan, lambda t, b, n=name: rows[n].extend(b.to_pylist()) if t == "batches" else None, jobs=2)
-    assert rows["whole"] == rows["cut"]
+    assert rows["whole"] == sorted(rows["cut"], key=lambda r: r["position"]) == rows["every"]
     assert len(rows["whole"]) == 1500
 
 
@@ -199,7 +203,7 @@ def test_the_readmes_first_command_runs_as_written(tmp_path: Path) -> None:
 def test_a_file_that_vanishes_mid_scan_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     log_dir = big_partition_dir(tmp_path, batches=40)
     plan = make_plan([str(log_dir)])
-    seg = Path(plan.ranges[0].path)
+    seg = next(Path(plan.partitions[0].directory).glob("*.log"))
     seg.unlink()
     tables: dict[str, list] = {"batches": [], "findings": [], "partitions": [], "producers": []}
     run_local(plan, lambda t, b: tables[t].extend(b.to_pylist()))

@@ -130,3 +130,15 @@ def test_the_data_sources_work_from_any_spark_program(spark: Any) -> None:
     assert [r["directory"] for r in parts] == ["ledger-0"]
     findings = spark.read.format("kafka-findings").load(str(corpus / "idem-torn-write" / "input"))
     assert findings.where("code = 'torn-tail'").count() == 1
+
+
+def test_options_reach_the_readers_whatever_their_case(spark: Any, tmp_path: Path) -> None:
+    log_dir = big_partition_dir(tmp_path / "in", batches=400)
+    from kafkatool.fleet.plan import make_plan
+
+    ranges = len(make_plan([str(log_dir)], chunk_bytes=256 << 10).ranges)
+    assert ranges > 2
+    frame = spark.read.format("kafka-segments").option("chunkBytes", str(256 << 10)).option(
+        "numPartitions", "1000").load(str(log_dir))
+    assert frame.rdd.getNumPartitions() == ranges  # one task per range when asked for more tasks than ranges
+    assert frame.count() == 400

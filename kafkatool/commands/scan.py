@@ -64,9 +64,7 @@ def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int
         elif table == "findings":
             finding_rows.extend(batch.to_pylist())
 
-    # Ranges and partition analyses each cover the segment bytes once.
-    total = 2 * plan.total_bytes
-    with byte_progress(total, "scanning", enabled=show_progress) as advance:
+    with byte_progress(plan.work_bytes, "scanning", enabled=show_progress) as advance:
         run_local(plan, sink, jobs=jobs, progress=advance)
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
 

@@ -24,6 +24,7 @@ from kafkatool.engine.check import (
 from kafkatool.engine.replay import ReplayError, replay
 from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
+from kafkatool.reading.batch_scan import BatchColumns, entry_columns
 from kafkatool.reading.logdir import read_log_dir_shell, read_partition
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
@@ -63,6 +64,7 @@ class Analysis:
     partition: dict[str, Any] | None = None
     producers: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    batches: BatchColumns | None = None
 
 
 def finding_row(log_dir: str, part: PartitionData | None, d: Defect, source: str = "check") -> dict[str, Any]:
@@ -90,14 +92,16 @@ def _shell(log_dir: str) -> LogDirData:
     return data
 
 
-def analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
+def analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] | None = None) -> Analysis:
     """Read one partition in full (its log dir's own files for context) and build its rows.
 
     A file that cannot be read at all (permission denied, vanished since the plan) becomes an
-    ``unreadable-input`` finding for the partition: the rest of the fleet is still scanned.
+    ``unreadable-input`` finding for the partition: the rest of the fleet is still scanned. With ``split``
+    (segment file names scanned elsewhere, by byte ranges) the batch rows of the other segments come too,
+    from the same walk; ``None`` means no batch rows.
     """
     try:
-        return _analyse_partition(log_dir, partition_dir)
+        return _analyse_partition(log_dir, partition_dir, split)
     except UnreadableInputError as err:
         directory = Path(partition_dir)
         part = PartitionData(directory.name, *(parse_partition_dir(directory.name) or (None, "")))
@@ -105,12 +109,16 @@ def analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
             "unreadable-input", err.path, None, "file", f"{err.reason}: this partition was not scanned"))])
 
 
-def _analyse_partition(log_dir: str, partition_dir: str) -> Analysis:
+def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] | None) -> Analysis:
     data = _shell(log_dir)
     directory = Path(partition_dir)
     part = read_partition(directory, directory.name)
     tp = part.topic_partition
     out = Analysis()
+    if split is not None and tp is not None:
+        out.batches = entry_columns(log_dir, tp.topic, tp.partition, [
+            (Path(seg.log_file).name, seg.entries) for seg in part.segments
+            if seg.log_file and Path(seg.log_file).name not in split])
     defects = partition_findings(data, part)
     out.findings = [finding_row(log_dir, part, d) for d in defects]
     producers: list[dict[str, Any]] = []

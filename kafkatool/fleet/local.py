@@ -39,7 +39,7 @@ def _run(job: _Job) -> tuple[str, Any, int]:
         return "batches", (job.unit, batches_arrow(cols), cols.landing), job.weight
     if job.kind == "partition":
         unit: PartitionUnit = job.unit
-        return "analysis", analysis_arrow([analyse_partition(unit.log_dir, unit.directory)]), job.weight
+        return "analysis", analysis_arrow([analyse_partition(unit.log_dir, unit.directory, unit.split)]), job.weight
     return "analysis", analysis_arrow([analyse_log_dir(job.unit)]), job.weight
 
 
@@ -54,8 +54,7 @@ def run_local(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], *, jobs: 
               progress: Progress | None = None) -> None:
     """Run every unit of ``plan`` and hand each table's record batches to ``sink(table, batch)``.
 
-    ``progress(bytes)`` is called as units finish, weighted by the bytes they cover (ranges and partitions
-    each cover the segments once).
+    ``progress(bytes)`` is called as units finish, weighted by the bytes they read (``plan.work_bytes`` in all).
     """
     work = _jobs(plan)
     results: Iterator[tuple[str, Any, int]]

@@ -22,11 +22,16 @@ DEFAULT_CHUNK_BYTES = 64 << 20
 
 @dataclass(frozen=True, slots=True)
 class PartitionUnit:
-    """A partition directory to analyse, in its log dir; ``size`` is its segments' bytes (for balancing)."""
+    """A partition directory to analyse, in its log dir; ``size`` is its segments' bytes (for balancing).
+
+    The analysis reads every segment once and also yields their batch rows, except for the segments named in
+    ``split``: those are cut into byte ranges, whose units yield their rows in parallel.
+    """
 
     log_dir: str
     directory: str
     size: int
+    split: tuple[str, ...] = ()
 
 
 @dataclass
@@ -40,7 +45,13 @@ class Plan:
 
     @property
     def total_bytes(self) -> int:
-        return sum(r.size for r in self.ranges)
+        """The segment bytes of the scan."""
+        return sum(p.size for p in self.partitions)
+
+    @property
+    def work_bytes(self) -> int:
+        """Bytes the units read in all (split segments are read by their ranges and by their partition)."""
+        return self.total_bytes + sum(r.size for r in self.ranges)
 
 
 def discover(paths: list[str]) -> list[str]:
@@ -89,8 +100,10 @@ def segment_files(directory: Path) -> list[Path]:
     return [p for _, p in sorted(logs)]
 
 
-def make_plan(paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Plan:
-    """Discover the log dirs under ``paths`` and cut every segment at confirmed batch starts."""
+def make_plan(paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES, all_ranges: bool = False) -> Plan:
+    """Discover the log dirs under ``paths`` and cut segments larger than ``chunk_bytes`` at confirmed batch
+    starts. Ranges are made for the cut segments only, unless ``all_ranges`` (every segment, whole or cut:
+    the batches table alone, without the partition analyses)."""
     plan = Plan(log_dirs=discover(paths))
     for log_dir in plan.log_dirs:
         _, partition_dirs = read_log_dir_files(log_dir)
@@ -99,16 +112,20 @@ def make_plan(paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Pl
             assert parsed is not None  # read_log_dir_files only lists parsable names
             tp = parsed[0]
             part_size = 0
+            split: list[str] = []
             for log in segment_files(directory):
                 plan.segments += 1
                 size = log.stat().st_size
                 part_size += size
                 cuts = split_points(log, chunk_bytes)
+                if len(cuts) == 1 and not all_ranges:
+                    continue
+                split.append(log.name)
                 for i, start in enumerate(cuts):
                     stop = cuts[i + 1] if i + 1 < len(cuts) else None
                     plan.ranges.append(SegmentRange(log_dir, tp.topic, tp.partition, str(log), start, stop,
                                                     (stop if stop is not None else size) - start))
-            plan.partitions.append(PartitionUnit(log_dir, str(directory), part_size))
+            plan.partitions.append(PartitionUnit(log_dir, str(directory), part_size, tuple(split)))
     return plan
 
 

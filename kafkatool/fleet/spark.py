@@ -26,10 +26,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition, broker_findings
 from kafkatool.fleet.plan import DEFAULT_CHUNK_BYTES, Plan, balance, make_plan
-from kafkatool.fleet.tables import COLUMNS, batches_arrow, columns_ddl, columns_schema, ddl, rows_arrow
+from kafkatool.fleet.tables import COLUMNS, analysis_arrow, batches_arrow, columns_ddl, columns_schema, ddl
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 
 ANALYSIS_TABLES = ("partitions", "producers", "findings")
+WIDE_TABLES = ("batches", *ANALYSIS_TABLES)
 
 
 class SplitMismatchError(RuntimeError):
@@ -38,7 +39,7 @@ class SplitMismatchError(RuntimeError):
 
 def _wide_columns() -> list[tuple[str, str]]:
     cols: dict[str, str] = {"table": "string"}
-    for table in ANALYSIS_TABLES:
+    for table in WIDE_TABLES:
         for name, kind in COLUMNS[table]:
             if cols.setdefault(name, kind) != kind:
                 raise TypeError(f"column {name} has two types across the analysis tables")
@@ -49,21 +50,31 @@ WIDE_COLUMNS = _wide_columns()
 WIDE_SCHEMA = columns_schema(WIDE_COLUMNS)
 
 
+def _opt(options: dict[str, str], name: str, default: str | None = None) -> str | None:
+    """An option by name, whatever its case (Spark hands the options over lower-cased)."""
+    for key, value in options.items():
+        if key.lower() == name.lower():
+            return value
+    return default
+
+
 def _paths(options: dict[str, str]) -> list[str]:
-    if "paths" in options:
-        return list(json.loads(options["paths"]))
-    if "path" in options:
-        return [options["path"]]
+    paths = _opt(options, "paths")
+    if paths is not None:
+        return list(json.loads(paths))
+    path = _opt(options, "path")
+    if path is not None:
+        return [path]
     raise ValueError("give the log dirs with .load(path) or .option('paths', json.dumps([...]))")
 
 
-def _plan(options: dict[str, str]) -> Plan:
-    chunk = int(options.get("chunkBytes", DEFAULT_CHUNK_BYTES))
-    return make_plan(_paths(options), chunk_bytes=chunk)
+def _plan(options: dict[str, str], *, all_ranges: bool = False) -> Plan:
+    chunk = int(_opt(options, "chunkBytes", str(DEFAULT_CHUNK_BYTES)))  # type: ignore[arg-type]
+    return make_plan(_paths(options), chunk_bytes=chunk, all_ranges=all_ranges)
 
 
 def _groups(sizes: list[int], options: dict[str, str], default: int) -> list[list[int]]:
-    return balance(sizes, int(options.get("numPartitions", default)))
+    return balance(sizes, int(_opt(options, "numPartitions", str(default))))  # type: ignore[arg-type]
 
 
 class _SegmentsReader(DataSourceReader):
@@ -71,13 +82,15 @@ class _SegmentsReader(DataSourceReader):
         self.options = dict(options)
 
     def partitions(self) -> Sequence[InputPartition]:
-        plan = _plan(self.options)
+        # Alone, the source reads every segment; under ``scan`` (onlySplit) just the ranges of cut segments, the
+        # others' rows coming from the partition analyses that read them anyway.
+        plan = _plan(self.options, all_ranges=_opt(self.options, "onlySplit", "false") != "true")
         ranges = plan.ranges
         groups = _groups([r.size for r in ranges], self.options, max(1, len(ranges)))
         return [InputPartition([ranges[i] for i in group]) for group in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        units: list[SegmentRange] = partition.value
+        units: list[SegmentRange] = partition.value or []  # no partitions at all: Spark reads one empty one
         for unit in units:
             cols = scan_range_or_nothing(unit)
             if unit.stop is not None and cols.landing != unit.stop:
@@ -107,10 +120,10 @@ def _analysis_units(plan: Plan) -> list[tuple[str, Any, int]]:
     return units
 
 
-def _analyse(unit: tuple[str, Any, int]) -> Analysis:
+def _analyse(unit: tuple[str, Any, int], with_batches: bool) -> Analysis:
     kind, value, _ = unit
     if kind == "partition":
-        return analyse_partition(value.log_dir, value.directory)
+        return analyse_partition(value.log_dir, value.directory, value.split if with_batches else None)
     if kind == "log_dir":
         return analyse_log_dir(value)
     return Analysis(findings=broker_findings(value))
@@ -127,17 +140,29 @@ class _AnalysisReader(DataSourceReader):
         return [InputPartition([units[i] for i in group]) for group in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        for unit in partition.value:
-            result = _analyse(unit)
-            rows = {"partitions": [result.partition] if result.partition else [], "producers": result.producers,
-                    "findings": result.findings}
+        for unit in partition.value or []:
+            result = _analyse(unit, with_batches=self.table is None)
+            tables = analysis_arrow([result])
             if self.table is not None:
-                yield rows_arrow(self.table, rows[self.table])
+                yield tables[self.table]
                 continue
-            wide = [{"table": table, **row} for table in ANALYSIS_TABLES for row in rows[table]]
-            sch = WIDE_SCHEMA
-            yield pa.RecordBatch.from_arrays([pa.array([r.get(f.name) for r in wide], f.type) for f in sch],
-                                             schema=sch)
+            for table, batch in tables.items():
+                if batch.num_rows:
+                    yield _widen(table, batch)
+
+
+def _widen(table: str, batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` of ``table`` in the wide schema: its columns, nulls elsewhere, ``table`` set."""
+    n = batch.num_rows
+    arrays = []
+    for f in WIDE_SCHEMA:
+        if f.name == "table":
+            arrays.append(pa.array([table] * n, pa.string()))
+        elif f.name in batch.schema.names:
+            arrays.append(batch.column(f.name))
+        else:
+            arrays.append(pa.nulls(n, f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=WIDE_SCHEMA)
 
 
 def _table_source(table: str) -> type[DataSource]:
@@ -163,7 +188,8 @@ FindingsSource = _table_source("findings")
 
 
 class AnalysisSource(DataSource):
-    """``kafka-analysis``: the partitions, producers and findings rows side by side (``table`` tells which)."""
+    """``kafka-analysis``: the rows of all four tables side by side (``table`` tells which): the partitions'
+    analyses, with the batch rows of the segments that are not cut into ranges."""
 
     @classmethod
     def name(cls) -> str:
@@ -215,11 +241,12 @@ def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUN
     options = {"paths": json.dumps(paths), "chunkBytes": str(chunk_bytes)}
     if partitions is not None:
         options["numPartitions"] = str(partitions)
-    batches = spark.read.format("kafka-segments").options(**options).load()
+    ranges = spark.read.format("kafka-segments").options(**options, onlySplit="true").load()
     wide = spark.read.format("kafka-analysis").options(**options).load().cache()
-    out = {"batches": batches}
-    for table in ANALYSIS_TABLES:
+    out = {}
+    for table in WIDE_TABLES:
         out[table] = wide.where(wide["table"] == table).select(*[name for name, _ in COLUMNS[table]])
+    out["batches"] = out["batches"].unionByName(ranges)
     return out
 
 

@@ -64,12 +64,19 @@ def rows_arrow(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
 
 
 def analysis_arrow(results: list[Analysis]) -> dict[str, pa.RecordBatch]:
-    """The partitions, producers and findings rows of several analyses, one record batch per table."""
-    return {
+    """The rows of several analyses, one record batch per table (``batches`` only if they carry batch rows)."""
+    out = {
         "partitions": rows_arrow("partitions", [r.partition for r in results if r.partition is not None]),
         "producers": rows_arrow("producers", [p for r in results for p in r.producers]),
         "findings": rows_arrow("findings", [f for r in results for f in r.findings]),
     }
+    for r in results:
+        if r.batches is not None and len(r.batches):
+            out.setdefault("batches_parts", []).append(batches_arrow(r.batches))  # type: ignore[arg-type]
+    parts = out.pop("batches_parts", None)
+    if parts:
+        out["batches"] = pa.Table.from_batches(parts).combine_chunks().to_batches()[0]  # type: ignore[arg-type]
+    return out
 
 
 def sorted_rows(table: pa.Table, name: str) -> list[dict[str, Any]]:

@@ -75,11 +75,14 @@ def _none_if(value: int, sentinel: int = -1) -> int | None:
     return None if value == sentinel else value
 
 
-def _control_type(buf: bytes | memoryview, batch: RecordBatch) -> str | None:
-    try:
-        records = rb.decode_records(batch, rb.records_payload(buf, batch))
-    except DecodeError:
-        return None
+def _control_type(buf: bytes | memoryview | None, batch: RecordBatch) -> str | None:
+    """The marker type of a control batch: from its records if already decoded, else from ``buf``."""
+    records = batch.records
+    if records is None and buf is not None:
+        try:
+            records = rb.decode_records(batch, rb.records_payload(buf, batch))
+        except DecodeError:
+            return None
     if not records:
         return None
     try:
@@ -105,7 +108,7 @@ _CODEC_LABEL = {c.value: c.label for c in Compression}
 _TIMESTAMP_LABEL = (TimestampType.CREATE_TIME.label, TimestampType.LOG_APPEND_TIME.label)
 
 
-def _row(buf: bytes | memoryview, e: RecordBatch | LegacyBatch) -> tuple[Any, ...]:
+def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[Any, ...]:
     """One batch's values for the columns after the unit's own (:data:`_ROW_COLUMNS`).
 
     The attribute bits are read through lookup tables built from the model's enums: this runs once per batch.
@@ -150,12 +153,27 @@ def scan_range(unit: SegmentRange) -> BatchColumns:
                 out.defects.append(item)
                 continue
             rows.append(_row(buf, item))
+    out.columns = _columns((unit.log_dir, unit.topic, unit.partition, unit.segment), rows)
+    return out
+
+
+def _columns(unit_values: tuple[Any, ...], rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
     n = len(rows)
-    for name, value in zip(_UNIT_COLUMNS, (unit.log_dir, unit.topic, unit.partition, unit.segment), strict=True):
-        out.columns[name] = [value] * n
+    out = {name: [value] * n for name, value in zip(_UNIT_COLUMNS, unit_values, strict=True)}
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(_ROW_COLUMNS)
     for name, values in zip(_ROW_COLUMNS, columns, strict=True):
-        out.columns[name] = list(values)
+        out[name] = list(values)
+    return out
+
+
+def entry_columns(log_dir: str, topic: str, partition: int,
+                  segments: list[tuple[str, list[RecordBatch | LegacyBatch]]]) -> BatchColumns:
+    """Batch rows from entries already walked (CRC-checked, control batches decoded), e.g. by
+    ``reading.logdir.read_partition``: the same rows :func:`scan_range` gives, without a second pass."""
+    out = BatchColumns()
+    parts = [_columns((log_dir, topic, partition, name), [_row(None, e) for e in entries])
+             for name, entries in segments]
+    out.columns = {name: [v for p in parts for v in p[name]] for name in COLUMN_NAMES}
     return out
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import (
     CleanShutdown,
+    Compression,
     Defect,
+    LegacyBatch,
     LogDirData,
     PartitionData,
     RecordBatch,
@@ -26,6 +28,7 @@ from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.schema import (
     checkpoint,
     clean_shutdown,
+    legacy,
     meta_properties,
     offset_index,
     partition_metadata,
@@ -73,6 +76,13 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False) -> None:
             if isinstance(item, RecordBatch) and item.is_control and item.records is None:
                 try:
                     item.records = rb.decode_records(item, rb.records_payload(buf, item))
+                except DecodeError as err:
+                    seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+            elif isinstance(item, LegacyBatch) and item.records is None and item.compression is not Compression.NONE:
+                # A legacy wrapper's stored offset is its last inner offset; Kafka's baseOffset() is the first
+                # inner one, so offset continuity needs the inner messages.
+                try:
+                    item.records = legacy.inner_records(item)
                 except DecodeError as err:
                     seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
             seg.entries.append(item)
