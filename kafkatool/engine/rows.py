@@ -24,8 +24,8 @@ from kafkatool.model import (
     RecordBatch,
     TimeIndexEntry,
 )
-from kafkatool.schema.topic_records import DecodedRecord, DecodeFn
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_raft_control_message, raft_message_class
+from kafkatool.schema.topic_records import DecodedRecord, DecodeFn
 
 Row = dict[str, Any]
 DECODERS = ("utf8", "hex", "base64", "json", "none")
