@@ -98,6 +98,7 @@ def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offs
                           "sanity check fails and the index is rebuilt at start-up"))
     by_pos = boundaries(log)
     ordered = sorted(by_pos)
+    rank = {pos: k for k, pos in enumerate(ordered)}  # a dict, not list.index: an index holds thousands of entries
     prev: OffsetIndexEntry | None = None
     for i, ent in enumerate(entries):
         where = i * entry_size
@@ -115,7 +116,7 @@ def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offs
             out.append(Defect("index-not-boundary", file, where, "position",
                               f"position {ent.position} is not the start of a batch"))
             continue
-        k = ordered.index(ent.position)
+        k = rank[ent.position]
         if k > 0 and by_pos[ordered[k - 1]].last_offset >= ent.offset:
             out.append(Defect("index-offset-behind", file, where, "offset",
                               f"offset {ent.offset} lies in an earlier batch than position {ent.position}: "
