@@ -249,7 +249,11 @@ class FileRecordsView:
         pos = self.start
         buf = self.buf
         file_len = len(buf)
+        released = pos  # mapped pages behind the batch being printed are let go: bounded memory on huge segments
         while True:
+            if pos - released >= log_segment.RELEASE_EVERY:
+                log_segment.release_pages(buf, released, pos)
+                released = pos
             if pos >= end - HEADER_SIZE_UP_TO_MAGIC:
                 return
             if pos + HEADER_SIZE_UP_TO_MAGIC > file_len:
