@@ -115,7 +115,7 @@ def test_damage_reported_exactly_as_the_walker(seed: int, monkeypatch: pytest.Mo
     big = seed % 2 == 0
     data = damaged(seed, clean_segment(60, 8 if big else 1, 700 if big else 40))
     monkeypatch.setattr(columns, "CHUNK", 5000)  # many chunks, page release and threads on every one
-    for threads in (None, 0):
+    for threads in (None, 0, 2):
         assert columns_view(columns.scan_buffer(data, "f", threads=threads)) == walker_view(data)
 
 

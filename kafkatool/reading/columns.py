@@ -4,9 +4,9 @@ Kafka's ``LogSegment.recover`` reads a segment batch by batch and checks each CR
 read-only mapping without a Python object per batch (:mod:`kafkatool.schema.batch_columns`), handing any
 damage to the resilient walker so defects are exactly those of ``dump-segment --verify``. Mapped pages are
 released behind the cursor every :data:`CHUNK` bytes, so a 1 GiB segment is scanned in well under 150 MB of
-resident memory. With big batches the CRCs of a chunk are computed by :data:`CRC_THREADS` threads with the
-GIL released (crc32c's C loop), which is how one process approaches the CRC instruction's own rate;
-:func:`scan_segment_parallel` splits a file between processes.
+resident memory. On request (``threads``), the CRCs of big batches are computed by threads with the GIL
+released (crc32c's C loop); on the shared 2-core machine kind the single-threaded loop measured faster, so it
+is the default. :func:`scan_segment_parallel` splits a file between processes.
 """
 
 from __future__ import annotations
@@ -76,24 +76,25 @@ def release(buf: Any, start: int, end: int) -> None:
         buf.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
-def _crc_pass(buf: Any, positions: list[int], heads: np.ndarray, pool: ThreadPoolExecutor | None) -> list[int]:
+def _crc_pass(buf: Any, positions: list[int], heads: np.ndarray, pool: ThreadPoolExecutor | None,
+              parts: int = CRC_THREADS) -> list[int]:
     """CRC-check the batches at ``positions`` (headers ``heads``): in ``pool``'s threads (GIL released) or inline."""
     if not positions:
         return []
     lengths, stored = heads["batch_length"].tolist(), heads["crc"].tolist()
     if pool is None:
         return bc.crc_failures(buf, positions, lengths, stored, release_gil=False)
-    step = -(-len(positions) // CRC_THREADS)
-    parts = [pool.submit(bc.crc_failures, buf, positions[i:i + step], lengths[i:i + step], stored[i:i + step])
-             for i in range(0, len(positions), step)]
-    return [pos for part in parts for pos in part.result()]
+    step = -(-len(positions) // parts)
+    done = [pool.submit(bc.crc_failures, buf, positions[i:i + step], lengths[i:i + step], stored[i:i + step])
+            for i in range(0, len(positions), step)]
+    return [pos for part in done for pos in part.result()]
 
 
 def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0, stop: int | None = None,
                 threads: int | None = None) -> SegmentColumns:
     """The batches of ``buf`` that start in ``[start, stop)`` as columns, with the walker's defects.
 
-    ``threads`` (default: :data:`CRC_THREADS` when batches are big) parallelises CRC checks within the process.
+    ``threads`` (default none) computes the CRCs of big batches in that many GIL-free threads.
     """
     size = len(buf)
     stop = size if stop is None else min(stop, size)
@@ -108,13 +109,13 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
         while pos < stop:
             chunk_end = min(stop, pos + CHUNK)
             first, first_bad = len(positions), len(bad)
-            two_pass = verify_crc and threads != 0 and _batch_length(buf, pos, size) >= THREADED_MIN_BATCH
+            two_pass = verify_crc and bool(threads) and _batch_length(buf, pos, size) >= THREADED_MIN_BATCH
             reached = bc.scan_chain(buf, pos, size, chunk_end, verify_crc and not two_pass, positions, bad)
             heads.append(bc.gather_headers(buf, np.asarray(positions[first:], dtype=np.int64)))
             if two_pass:
                 if pool is None:
-                    pool = ThreadPoolExecutor(threads or CRC_THREADS)
-                bad.extend(_crc_pass(buf, positions[first:], heads[-1], pool))
+                    pool = ThreadPoolExecutor(threads)
+                bad.extend(_crc_pass(buf, positions[first:], heads[-1], pool, threads or CRC_THREADS))
             defects.extend(_crc_defect(buf, file, p) for p in bad[first_bad:])
             release(buf, start, min(reached, chunk_end))
             pos = reached

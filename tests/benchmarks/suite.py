@@ -175,7 +175,7 @@ def segment_scan(path: str, repeat: int, peers: dict[str, bool], parallel: bool)
             "crc32c_per_batch_loop": lambda: crc_slices(m, positions, lengths),
             "kafkatool_shallow": lambda: ours_columns(m, False),
             "kafkatool_crc": lambda: ours_columns(m, True),
-            "kafkatool_crc_one_thread": lambda: ours_columns(m, True, threads=0),
+            "kafkatool_crc_two_threads": lambda: ours_columns(m, True, threads=2),
             "kafkatool_walker_shallow": lambda: ours_walker(m, False),
             "kafkatool_walker_crc": lambda: ours_walker(m, True),
         }
