@@ -180,6 +180,30 @@ def test_internal_topics_section_agrees_with_transactions(tmp_path: Path) -> Non
     assert txn["hanging"] and page.by_id("verdict")["data-level"] == "damaged" and code == 1
 
 
+def test_groups_section_equals_kafkas_commits_and_flags_a_truncated_log(tmp_path: Path) -> None:
+    """The groups section lists each committed offset Kafka's own decoding gives; after invoices-0 is cut below a
+    group's commit, that commit is flagged beyond the log end and the verdict says the log is damaged."""
+    from tests.test_groups import copy_case, kafka_committed_offsets
+
+    logdir = _input("internal-topics-hanging-txn-clean")
+    _, _, page = make_report(tmp_path / "r.html", logdir)
+    assert page.by_id("groups") is not None
+    want = kafka_committed_offsets()
+    names = {g for g, _, _ in want}
+    got = {(r[0], r[1], int(r[2])) for _, r in page.rows if len(r) == 8 and r[0] in names}
+    assert got == {(g, f"{t}-{n}", v) for (g, t, n), v in want.items()}
+
+    root = copy_case(tmp_path)
+    batches = load_expected("internal-topics-hanging-txn-clean")["before"]["partitions"]["invoices-0"]["logFiles"][0]
+    cut = next(b for b in batches["batches"] if b["baseOffset"] >= 40)
+    with (root / "invoices-0" / "00000000000000000000.log").open("r+b") as f:
+        f.truncate(cut["position"])
+    code, _, page = make_report(tmp_path / "cut.html", root)
+    flagged = [r for _, r in page.rows if len(r) == 8 and r[6] == "beyond-log-end"]
+    assert [(r[0], r[1], int(r[4])) for r in flagged] == [("billing-service-28", "invoices-0", cut["baseOffset"])]
+    assert code == 1 and page.by_id("verdict")["data-level"] != "healthy"
+
+
 def test_big_logs_draw_merged_bars() -> None:
     """Thousands of batches become a few bars (same key, invisible gaps); a change of key is never merged."""
     spans = [(i * 10, i * 10 + 8, 0 if i < 1000 else 1) for i in range(2000)]

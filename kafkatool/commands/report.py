@@ -18,6 +18,7 @@ import typer
 from kafkatool.commands import simulate_restart as restart_cmd
 from kafkatool.commands.check import finding_row
 from kafkatool.commands.common import run_guarded
+from kafkatool.commands.groups import build_document as groups_document
 from kafkatool.commands.replay_producers import DEFAULT_TXN_TIMEOUT_MS
 from kafkatool.commands.replay_producers import build_document as replay_document
 from kafkatool.commands.replica_sets import analyse
@@ -32,6 +33,7 @@ from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.render.html_report import render_html
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
+from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
 from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
@@ -68,7 +70,33 @@ def transactions_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData
     }
 
 
-SECTION_HOOKS: list[SectionHook] = [transactions_section]
+def groups_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) -> dict[str, Any] | None:
+    """Consumer groups' committed offsets from ``__consumer_offsets`` with their lag, as ``kafkatool groups``
+    lists them; only when an offsets-topic partition is among the inputs. A commit beyond its partition's log
+    end means consumers had records the log no longer holds (e.g. cut by a truncation after a failover)."""
+    if not any(p.topic_partition is not None and p.topic_partition.topic == OFFSETS_TOPIC
+               for _, data in inputs for p in data.partitions):
+        return None
+    paths = [path for path, _ in inputs]
+    grp = groups_document(paths)
+    rows = [[o["group"], f"{o['topic']}-{o['partition']}", o["committed_offset"], o["log_start_offset"],
+             o["log_end_offset"], o["lag"], o["problem"] or "", o["message"] or ""] for o in grp["offsets"]]
+    problems = grp["problems"]
+    return {
+        "id": "groups", "title": "Consumer groups (__consumer_offsets)",
+        "intro": f"{len(grp['groups'])} consumer group(s), {len(grp['offsets'])} committed offset(s), "
+                 f"{len(problems)} outside their partition's log. Lag is against the log end found in these "
+                 "log dirs (empty when the partition is not among them).",
+        "columns": ["group", "partition", "committed", "log start", "log end", "lag", "problem", "why"],
+        "rows": rows,
+        "commands": ["kafkatool groups " + " ".join(_q(p) for p in paths)],
+        "level": "damaged" if problems else "healthy",
+        "reasons": [f"consumer group {o['group']}: committed offset {o['committed_offset']} on "
+                    f"{o['topic']}-{o['partition']} is {o['problem']} ({o['message']})." for o in problems],
+    }
+
+
+SECTION_HOOKS: list[SectionHook] = [transactions_section, groups_section]
 
 
 def _q(path: str) -> str:
