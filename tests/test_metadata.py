@@ -104,6 +104,22 @@ def test_every_raft_control_record_decodes_as_kafka_does(case: str) -> None:
         assert fields == d["fields"]
 
 
+@pytest.mark.parametrize("case", KRAFT_CASES)
+def test_dumping_the_log_dir_reads_every_raft_file_at_kafkas_batch_positions(case: str) -> None:
+    """``dump-segment LOG_DIR`` takes the log dir's bootstrap.checkpoint as well as the metadata partition's
+    segments and snapshots, and finds each file's batches where Kafka read them."""
+    res = runner.invoke(app, ["dump-segment", "-f", "jsonl", str(_case_input(case))])
+    assert res.exit_code in (0, 1), res.output
+    positions: dict[str, list[int]] = {}
+    for line in res.stdout.splitlines():
+        row = json.loads(line)
+        if row.get("type") == "batch":
+            positions.setdefault(str(Path(row["file"]).resolve()), []).append(row["position"])
+    want = {str(path.resolve()): [b["position"] for b in batches] for path, batches in _files(case)}
+    assert any(name.endswith("bootstrap.checkpoint") for name in want)
+    assert {name: positions.get(name) for name in want} == want
+
+
 def test_a_bad_frame_version_and_garbage_are_reported_as_kafka_words_them() -> None:
     from kafkatool.errors import DecodeError
 

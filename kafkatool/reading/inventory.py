@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kafkatool.errors import UnreadableInputError
 from kafkatool.reading.files import list_dir
+from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT
 
 SEGMENT_SUFFIX_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3, ".snapshot": 4}
 LOG_DIR_FILES = (
@@ -21,6 +22,7 @@ LOG_DIR_FILES = (
     "replication-offset-checkpoint",
     "log-start-offset-checkpoint",
     "cleaner-offset-checkpoint",
+    BOOTSTRAP_CHECKPOINT,
 )
 PARTITION_FILES = ("leader-epoch-checkpoint", "partition.metadata")
 
@@ -44,8 +46,7 @@ def _file_key(path: Path) -> tuple[int, int, int, str]:
 
 def is_kafka_name(name: str) -> bool:
     """Whether a file name is one Kafka writes in a log dir or partition dir."""
-    return _offset_of(name) is not None or name in PARTITION_FILES or name in LOG_DIR_FILES or name in (
-        "quorum-state", "bootstrap.checkpoint")
+    return _offset_of(name) is not None or name in PARTITION_FILES or name in LOG_DIR_FILES or name == "quorum-state"
 
 
 def partition_files(directory: Path) -> list[Path]:
