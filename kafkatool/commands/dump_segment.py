@@ -131,10 +131,11 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     key_dec = opts.key_decoder if opts.print_data else None
     value_dec = opts.value_decoder if opts.print_data else None
     topic_dec = topic_decoder_for(path, opts.topic_decoder) if opts.print_data else None
-    out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
     count = 0
     last: LogEntry | None = None
     with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name) as items:
+        # Only once the file is open: an unreadable file prints no header, only its error.
+        out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
         for item in items:
             if isinstance(item, Defect):
                 defects.append(item)
@@ -251,6 +252,7 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
     out = make_output(fmt.value)
     all_defects: list[Defect] = []
     unknown: list[str] = []
+    unreadable = 0
     dumped = 0
     for path in files:
         try:
@@ -258,6 +260,7 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
         except UnreadableInputError as err:
             diag.error(str(err))
             all_defects.append(Defect("unreadable", str(path), None, "file", err.reason))
+            unreadable += 1
             continue
         if found is None:
             unknown.append(str(path))
@@ -266,6 +269,8 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
         all_defects.extend(found)
     serious = [d for d in all_defects if d.severity != "info"]
     out.finish({"files": dumped, "skipped": len(unknown), "defects": len(serious)})
+    if dumped == 0 and unreadable:
+        return int(ExitCode.UNREADABLE)  # each unreadable file's error is already said, one line each
     if dumped == 0:
         raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind)")
     for name in unknown:
