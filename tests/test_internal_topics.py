@@ -190,6 +190,7 @@ def test_kafka_format_transaction_log_decoder_prints_kafkas_text() -> None:
 
 
 def uvarint(n: int) -> bytes:
+    """An unsigned varint written here, not by the schema, so the hand-made inputs stay independent of the reader."""
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)

@@ -121,7 +121,7 @@ def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
     if record.value is None:
         return key, "<DELETE>"
     value_version = int.from_bytes(record.value[:2], "big", signed=True) if len(record.value) >= 2 else None
-    if value_version is None or not 0 <= value_version <= tl.TRANSACTION_LOG_VALUE.valid[1]:
+    if value_version is None or not tl.TRANSACTION_LOG_VALUE.supports(value_version):
         raise DlsError(f"Unknown version {value_version} from the transaction log message value")
     try:
         value = tl.decode_value(record.value)

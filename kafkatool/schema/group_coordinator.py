@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.schema.generated_message import Field, Message, read_message
+from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
 from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -21,31 +21,31 @@ SERDE = "GroupCoordinatorRecordSerde"
 
 
 def _key(name: str, version: int, *names: str) -> Message:
-    return Message(name, (version, version), None, tuple(Field(n, "string", (version, version)) for n in names))
+    return Message(name, str(version), flexible=NEVER, fields=tuple(Field(n, "string", str(version)) for n in names))
 
 
-OFFSET_COMMIT_KEY = Message("OffsetCommitKey", (0, 1), None, (
-    Field("group", "string", (0, 1)), Field("topic", "string", (0, 1)), Field("partition", "int32", (0, 1))))
-OFFSET_COMMIT_VALUE = Message("OffsetCommitValue", (0, 4), 4, (
+OFFSET_COMMIT_KEY = Message("OffsetCommitKey", "0-1", flexible=NEVER, fields=(
+    Field("group", "string", "0-1"), Field("topic", "string", "0-1"), Field("partition", "int32", "0-1")))
+OFFSET_COMMIT_VALUE = Message("OffsetCommitValue", "0-4", flexible="4+", fields=(
     Field("offset", "int64"),
-    Field("leaderEpoch", "int32", (3, None), default=-1),
+    Field("leaderEpoch", "int32", "3+", default=-1),
     Field("metadata", "string"),
     Field("commitTimestamp", "int64"),
-    Field("expireTimestamp", "int64", (1, 1), default=-1),
+    Field("expireTimestamp", "int64", "1", default=-1),
 ))
 GROUP_METADATA_KEY = _key("GroupMetadataKey", 2, "group")
-GROUP_METADATA_VALUE = Message("GroupMetadataValue", (0, 4), 4, (
+GROUP_METADATA_VALUE = Message("GroupMetadataValue", "0-4", flexible="4+", fields=(
     Field("protocolType", "string"),
     Field("generation", "int32"),
-    Field("protocol", "string", nullable=(0, None)),
-    Field("leader", "string", nullable=(0, None)),
-    Field("currentStateTimestamp", "int64", (2, None), default=-1),
+    Field("protocol", "string", nullable="0+"),
+    Field("leader", "string", nullable="0+"),
+    Field("currentStateTimestamp", "int64", "2+", default=-1),
     Field("members", "[]struct", fields=(
         Field("memberId", "string"),
-        Field("groupInstanceId", "string", (3, None), nullable=(3, None)),
+        Field("groupInstanceId", "string", "3+", nullable="3+"),
         Field("clientId", "string"),
         Field("clientHost", "string"),
-        Field("rebalanceTimeout", "int32", (1, None), default=-1),
+        Field("rebalanceTimeout", "int32", "1+", default=-1),
         Field("sessionTimeout", "int32"),
         Field("subscription", "bytes"),
         Field("assignment", "bytes"),
@@ -53,39 +53,39 @@ GROUP_METADATA_VALUE = Message("GroupMetadataValue", (0, 4), 4, (
 ))
 _TOPIC_PARTITIONS = (Field("TopicId", "uuid"), Field("Partitions", "[]int32"))
 CONSUMER_GROUP_METADATA_KEY = _key("ConsumerGroupMetadataKey", 3, "GroupId")
-CONSUMER_GROUP_METADATA_VALUE = Message("ConsumerGroupMetadataValue", (0, 0), 0, (Field("Epoch", "int32"),))
+CONSUMER_GROUP_METADATA_VALUE = Message("ConsumerGroupMetadataValue", "0", fields=(Field("Epoch", "int32"),))
 CONSUMER_GROUP_PARTITION_METADATA_KEY = _key("ConsumerGroupPartitionMetadataKey", 4, "GroupId")
-CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message("ConsumerGroupPartitionMetadataValue", (0, 0), 0, (
+CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message("ConsumerGroupPartitionMetadataValue", "0", fields=(
     Field("Topics", "[]struct", fields=(
         Field("TopicId", "uuid"), Field("TopicName", "string"), Field("NumPartitions", "int32"),
         Field("PartitionMetadata", "[]struct", fields=(Field("Partition", "int32"), Field("Racks", "[]string"))),
     )),
 ))
 CONSUMER_GROUP_MEMBER_METADATA_KEY = _key("ConsumerGroupMemberMetadataKey", 5, "GroupId", "MemberId")
-CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message("ConsumerGroupMemberMetadataValue", (0, 0), 0, (
-    Field("InstanceId", "string", nullable=(0, None)),
-    Field("RackId", "string", nullable=(0, None)),
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message("ConsumerGroupMemberMetadataValue", "0", fields=(
+    Field("InstanceId", "string", nullable="0+"),
+    Field("RackId", "string", nullable="0+"),
     Field("ClientId", "string"),
     Field("ClientHost", "string"),
     Field("SubscribedTopicNames", "[]string"),
-    Field("SubscribedTopicRegex", "string", nullable=(0, None)),
+    Field("SubscribedTopicRegex", "string", nullable="0+"),
     Field("RebalanceTimeoutMs", "int32", default=-1),
-    Field("ServerAssignor", "string", nullable=(0, None)),
-    Field("ClassicMemberMetadata", "struct", nullable=(0, None), tag=0, fields=(
+    Field("ServerAssignor", "string", nullable="0+"),
+    Field("ClassicMemberMetadata", "struct", nullable="0+", tag=0, fields=(
         Field("SessionTimeoutMs", "int32"),
         Field("SupportedProtocols", "[]struct", fields=(Field("Name", "string"), Field("Metadata", "bytes"))),
     )),
 ))
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("ConsumerGroupTargetAssignmentMetadataKey", 6, "GroupId")
-CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ConsumerGroupTargetAssignmentMetadataValue", (0, 0), 0,
-                                                          (Field("AssignmentEpoch", "int32"),))
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ConsumerGroupTargetAssignmentMetadataValue", "0",
+                                                          fields=(Field("AssignmentEpoch", "int32"),))
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("ConsumerGroupTargetAssignmentMemberKey", 7, "GroupId",
                                                    "MemberId")
-CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ConsumerGroupTargetAssignmentMemberValue", (0, 0), 0, (
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ConsumerGroupTargetAssignmentMemberValue", "0", fields=(
     Field("TopicPartitions", "[]struct", fields=_TOPIC_PARTITIONS),))
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _key("ConsumerGroupCurrentMemberAssignmentKey", 8, "GroupId",
                                                     "MemberId")
-CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMemberAssignmentValue", (0, 0), 0, (
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMemberAssignmentValue", "0", fields=(
     Field("MemberEpoch", "int32"),
     Field("PreviousMemberEpoch", "int32"),
     Field("State", "int8"),
@@ -95,32 +95,32 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMe
 
 # KIP-932 share groups (record types 9..15), declared as at the modelled commit (early access there).
 SHARE_GROUP_PARTITION_METADATA_KEY = _key("ShareGroupPartitionMetadataKey", 9, "GroupId")
-SHARE_GROUP_PARTITION_METADATA_VALUE = Message("ShareGroupPartitionMetadataValue", (0, 0), 0,
-                                               CONSUMER_GROUP_PARTITION_METADATA_VALUE.fields)
+SHARE_GROUP_PARTITION_METADATA_VALUE = Message("ShareGroupPartitionMetadataValue", "0",
+                                               fields=CONSUMER_GROUP_PARTITION_METADATA_VALUE.fields)
 SHARE_GROUP_MEMBER_METADATA_KEY = _key("ShareGroupMemberMetadataKey", 10, "GroupId", "MemberId")
-SHARE_GROUP_MEMBER_METADATA_VALUE = Message("ShareGroupMemberMetadataValue", (0, 0), 0, (
-    Field("RackId", "string", nullable=(0, None)),
+SHARE_GROUP_MEMBER_METADATA_VALUE = Message("ShareGroupMemberMetadataValue", "0", fields=(
+    Field("RackId", "string", nullable="0+"),
     Field("ClientId", "string"),
     Field("ClientHost", "string"),
     Field("SubscribedTopicNames", "[]string"),
 ))
 SHARE_GROUP_METADATA_KEY = _key("ShareGroupMetadataKey", 11, "GroupId")
-SHARE_GROUP_METADATA_VALUE = Message("ShareGroupMetadataValue", (0, 0), 0, (Field("Epoch", "int32"),))
+SHARE_GROUP_METADATA_VALUE = Message("ShareGroupMetadataValue", "0", fields=(Field("Epoch", "int32"),))
 SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("ShareGroupTargetAssignmentMetadataKey", 12, "GroupId")
-SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ShareGroupTargetAssignmentMetadataValue", (0, 0), 0,
-                                                       (Field("AssignmentEpoch", "int32"),))
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ShareGroupTargetAssignmentMetadataValue", "0",
+                                                       fields=(Field("AssignmentEpoch", "int32"),))
 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("ShareGroupTargetAssignmentMemberKey", 13, "GroupId", "MemberId")
-SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ShareGroupTargetAssignmentMemberValue", (0, 0), 0, (
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ShareGroupTargetAssignmentMemberValue", "0", fields=(
     Field("TopicPartitions", "[]struct", fields=_TOPIC_PARTITIONS),))
 SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _key("ShareGroupCurrentMemberAssignmentKey", 14, "GroupId", "MemberId")
-SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ShareGroupCurrentMemberAssignmentValue", (0, 0), 0, (
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ShareGroupCurrentMemberAssignmentValue", "0", fields=(
     Field("MemberEpoch", "int32"),
     Field("PreviousMemberEpoch", "int32"),
     Field("State", "int8"),
     Field("AssignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
 ))
 SHARE_GROUP_STATE_PARTITION_METADATA_KEY = _key("ShareGroupStatePartitionMetadataKey", 15, "GroupId")
-SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMetadataValue", (0, 0), 0, (
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMetadataValue", "0", fields=(
     Field("InitializedTopics", "[]struct", fields=(
         Field("TopicId", "uuid"), Field("TopicName", "string"), Field("Partitions", "[]int32"))),
     Field("DeletingTopics", "[]struct", fields=(Field("TopicId", "uuid"), Field("TopicName", "string"))),
@@ -129,24 +129,24 @@ SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMe
 # The consumer embedded protocol inside a classic group's member subscription and assignment bytes
 # (clients/src/main/resources/common/message/ConsumerProtocol{Subscription,Assignment}.json): an int16 version, then
 # the message. DumpLogSegments' offsets decoder shows them decoded for protocol type "consumer".
-_OWNED = (Field("Topic", "string", (1, None)), Field("Partitions", "[]int32", (1, None)))
-CONSUMER_PROTOCOL_SUBSCRIPTION = Message("ConsumerProtocolSubscription", (0, 3), None, (
+_OWNED = (Field("Topic", "string", "1+"), Field("Partitions", "[]int32", "1+"))
+CONSUMER_PROTOCOL_SUBSCRIPTION = Message("ConsumerProtocolSubscription", "0-3", flexible=NEVER, fields=(
     Field("Topics", "[]string"),
-    Field("UserData", "bytes", nullable=(0, None)),
-    Field("OwnedPartitions", "[]struct", (1, None), fields=_OWNED),
-    Field("GenerationId", "int32", (2, None), default=-1),
-    Field("RackId", "string", (3, None), nullable=(3, None)),
+    Field("UserData", "bytes", nullable="0+"),
+    Field("OwnedPartitions", "[]struct", "1+", fields=_OWNED),
+    Field("GenerationId", "int32", "2+", default=-1),
+    Field("RackId", "string", "3+", nullable="3+"),
 ))
-CONSUMER_PROTOCOL_ASSIGNMENT = Message("ConsumerProtocolAssignment", (0, 3), None, (
+CONSUMER_PROTOCOL_ASSIGNMENT = Message("ConsumerProtocolAssignment", "0-3", flexible=NEVER, fields=(
     Field("AssignedPartitions", "[]struct", fields=(Field("Topic", "string"), Field("Partitions", "[]int32"))),
-    Field("UserData", "bytes", nullable=(0, None)),
+    Field("UserData", "bytes", nullable="0+"),
 ))
 
 
 def decode_consumer_protocol(message: Message, data: bytes) -> dict[str, Any]:
     """A member's subscription or assignment bytes (int16 version, then ``message``) as the JSON converter
     writes them; :class:`DecodeError` when they are not in the consumer protocol."""
-    return read_message(message, _version(data, "protocol"), data[2:], "protocol")
+    return read_part(message, _version(data, "protocol"), data, "protocol")
 
 
 # Record type (the key's first int16) -> (kind, key message, value message), as apiMessageKeyFor/ValueFor.
@@ -191,14 +191,14 @@ def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
         raise DecodeError("key.version", f"unknown record type {rtype} (GroupCoordinatorRecordSerde knows "
                           f"0..{max(RECORD_TYPES)}; kept raw)", 0)
     kind, message, _ = RECORD_TYPES[rtype]
-    return kind, {"version": rtype, "type": message.name, "data": read_message(message, rtype, key[2:], "key")}
+    return kind, {"version": rtype, "type": message.name, "data": read_part(message, rtype, key, "key")}
 
 
 def decode_value(rtype: int, value: bytes) -> dict[str, Any]:
     """A value of record type ``rtype`` as ``{"version", "type", "data"}``."""
     message = RECORD_TYPES[rtype][2]
     version = _version(value, "value")
-    return {"version": version, "type": message.name, "data": read_message(message, version, value[2:], "value")}
+    return {"version": version, "type": message.name, "data": read_part(message, version, value, "value")}
 
 
 def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:

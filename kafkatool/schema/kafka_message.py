@@ -1,15 +1,20 @@
-"""Kafka's generated-message binary format (flexible versions), declared field by field.
+"""Kafka's generated-message binary format, declared field by field: the one reader for every message spec.
 
 Models what Kafka's message generator emits for a ``*.json`` message spec (``MessageDataGenerator``'s
-``read`` and ``JsonConverterGenerator``'s ``write``): fields present in a version are read in order,
-compact strings, bytes and arrays carry an unsigned-varint length plus one (0 meaning null), every struct
-ends with a tagged-field section (count, then tag, size and bytes for each), and a tagged field absent from
-the bytes keeps its default. The JSON form follows Kafka's converter: camelCase names, a tagged field only
-when it differs from its default, a ``Uuid`` as unpadded base64url, bytes as padded base64.
+``read`` and ``JsonConverterGenerator``'s ``write``): fields present in a version are read in order. In
+flexible versions strings, bytes and arrays carry an unsigned-varint length plus one (0 meaning null) and
+every struct ends with a tagged-field section (count, then tag, size and bytes for each); a tagged field
+absent from the bytes keeps its default. In older versions a string has an int16 length, bytes and arrays an
+int32 one, ``-1`` meaning null, and there are no tagged fields. A nullable struct starts with an int8 marker
+(negative = null), or an unsigned-varint one (0 = null) inside a tagged field. Strings decode as Java's
+``new String(bytes, UTF_8)`` does (malformed bytes replaced). The JSON form follows Kafka's converter:
+camelCase names, a tagged field only when it differs from its default, a ``Uuid`` as unpadded base64url,
+bytes as padded base64.
 
-Only flexible versions are declared: every metadata record and raft control message is flexible from
-version 0. The primitive layouts are construct declarations; the message walk is a small interpreter over
-:class:`Field` tuples so one declaration per message serves both parsing and the JSON form.
+Users: KRaft metadata records and raft control messages (:mod:`metadata_records`, :mod:`control`), the
+group and transaction coordinators' records (:mod:`group_coordinator`, :mod:`transaction_log`). The
+primitive layouts are construct declarations; the message walk is a small interpreter over :class:`Field`
+tuples so one declaration per message serves both parsing and the JSON form.
 """
 
 from __future__ import annotations
@@ -25,9 +30,17 @@ from construct import Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int64sb
 from kafkatool.errors import DecodeError
 from kafkatool.schema.varint import read_unsigned_varint
 
+NEVER = "none"
+"""Kafka's ``flexibleVersions: "none"``: a message with no flexible version."""
 FIXED = {"int8": Int8sb, "int16": Int16sb, "uint16": Int16ub, "int32": Int32sb, "int64": Int64sb,
          "float64": Float64b, "bool": Flag}
 _UNPACK = {name: struct.Struct(layout.fmtstr) for name, layout in FIXED.items() if name != "bool"}
+_LENGTH16 = struct.Struct(Int16sb.fmtstr)
+_LENGTH32 = struct.Struct(Int32sb.fmtstr)
+"""Non-flexible lengths: int16 before a string, int32 before bytes and arrays (``-1`` = null)."""
+MAX_STRING = 0x7FFF
+VERSION_PREFIX = Int16sb.sizeof()
+"""A coordinator record's key and value start with an int16 version (record type for group keys)."""
 """The same layouts as ``struct`` unpackers (from each construct field's own format string), for the hot loop."""
 UUID_SIZE = 16
 ZERO_UUID_TEXT = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -35,7 +48,10 @@ ZERO_UUID_TEXT = "AAAAAAAAAAAAAAAAAAAAAA"
 
 @cache
 def versions(spec: str) -> tuple[int, int]:
-    """Kafka's version range text (``"0+"``, ``"1-3"``, ``"2"``) as an inclusive ``(low, high)`` pair."""
+    """Kafka's version range text (``"0+"``, ``"1-3"``, ``"2"``, ``"none"``) as an inclusive ``(low, high)``
+    pair (``none`` is an empty range)."""
+    if spec == NEVER:
+        return 1, 0
     if spec.endswith("+"):
         return int(spec[:-1]), 1 << 15
     low, _, high = spec.partition("-")
@@ -51,7 +67,7 @@ def uuid_text(raw: bytes) -> str:
 class Field:
     """One field of a message spec: Kafka's ``name``, ``type`` (``int32``, ``[]int32``, ``[]Struct``,
     ``Struct``...), ``versions``, ``nullableVersions``, ``taggedVersions`` + ``tag``, ``default`` and, for
-    struct types, the nested ``fields``."""
+    struct types, the nested ``fields``. A ``tag`` without ``tagged`` is tagged in all its versions."""
 
     name: str
     type: str
@@ -74,9 +90,9 @@ class Field:
 
     def is_tagged(self, version: int) -> bool:
         """Whether the field is a tagged field at ``version``."""
-        if self.tagged is None:
+        if self.tag is None:
             return False
-        low, high = versions(self.tagged)
+        low, high = versions(self.tagged or self.versions)
         return low <= version <= high
 
     def is_nullable(self, version: int) -> bool:
@@ -107,27 +123,36 @@ class Field:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """A message spec: its name, valid versions and fields (``api_key`` for metadata records)."""
+    """A message spec: its name, valid versions, fields, flexible versions (``flexibleVersions``) and, for
+    metadata records, its ``api_key``."""
 
     name: str
     valid: str
     fields: tuple[Field, ...]
     api_key: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    flexible: str = "0+"
 
     def supports(self, version: int) -> bool:
         """Whether ``version`` is one Kafka's generated class can read."""
         low, high = versions(self.valid)
         return low <= version <= high
 
+    def is_flexible(self, version: int) -> bool:
+        """Whether ``version`` uses compact lengths and tagged fields."""
+        low, high = versions(self.flexible)
+        return low <= version <= high
+
 
 class _Reader:
     """A cursor over one message's bytes; positions in errors are relative to the value's start."""
 
-    def __init__(self, data: bytes | memoryview, pos: int = 0, end: int | None = None) -> None:
+    def __init__(self, data: bytes | memoryview, pos: int = 0, end: int | None = None,
+                 defaults: bool = False) -> None:
         self.buf = data if isinstance(data, bytes) else bytes(data)
         self.pos = pos
         self.end = len(self.buf) if end is None else end
+        self.defaults = defaults
 
     def take(self, count: int, what: str) -> bytes:
         if count < 0 or self.pos + count > self.end:
@@ -158,7 +183,22 @@ def _element(f: Field) -> Field:
     return Field(f.name, f.type[2:], f.versions, fields=f.fields)
 
 
-def _read_value(r: _Reader, f: Field, version: int, path: str) -> Any:
+def _length(r: _Reader, kind: str, flexible: bool, path: str) -> int:
+    """A string/bytes/array length or count: unsigned varint minus one when flexible, else int16 (strings) or
+    int32; negative means null."""
+    if flexible:
+        return r.uvarint(path) - 1
+    unpack = _LENGTH16 if kind == "string" else _LENGTH32
+    return unpack.unpack(r.take(unpack.size, path))[0]
+
+
+def _null(r: _Reader, f: Field, version: int, path: str) -> None:
+    """A null where the spec allows one; Kafka's ``non-nullable field ... was serialized as null`` otherwise."""
+    if not f.is_nullable(version):
+        raise DecodeError(path, f"non-nullable field {f.name} was serialized as null", r.pos)
+
+
+def _read_value(r: _Reader, f: Field, version: int, path: str, flexible: bool, tagged: bool = False) -> Any:
     """One field's value in its JSON form."""
     kind = f.type
     unpack = _UNPACK.get(kind)
@@ -169,30 +209,29 @@ def _read_value(r: _Reader, f: Field, version: int, path: str) -> Any:
     if kind == "uuid":
         return uuid_text(r.take(UUID_SIZE, path))
     if kind in ("string", "bytes"):
-        length = r.uvarint(path) - 1
+        length = _length(r, kind, flexible, path)
         if length < 0:
-            if not f.is_nullable(version):
-                raise DecodeError(path, f"non-nullable field {f.name} was serialized as null", r.pos)
-            return None
+            return _null(r, f, version, path)
+        if kind == "string" and length > MAX_STRING:
+            raise DecodeError(path, f"string field {f.name} had invalid length {length}", r.pos)
         raw = r.take(length, path)
         if kind == "bytes":
             return base64.b64encode(raw).decode("ascii")
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise DecodeError(path, f"string is not valid UTF-8: {err.reason}", r.pos - length) from None
+        return raw.decode("utf-8", errors="replace")
     if kind.startswith("[]"):
-        count = r.uvarint(path) - 1
+        count = _length(r, kind, flexible, path)
         if count < 0:
-            if not f.is_nullable(version):
-                raise DecodeError(path, f"non-nullable field {f.name} was serialized as null", r.pos)
-            return None
+            return _null(r, f, version, path)
         if count > r.end - r.pos:
             raise DecodeError(path, f"array of {count} elements cannot fit in the {r.end - r.pos} bytes left", r.pos)
         element = _element(f)
-        return [_read_value(r, element, version, path) for _ in range(count)]
-    # A struct: its fields, then its own tagged fields.
-    return read_struct(r, f.fields, version, path)
+        return [_read_value(r, element, version, path, flexible) for _ in range(count)]
+    # A struct, after its null marker when nullable: its fields, then its own tagged fields.
+    if f.is_nullable(version):
+        marker = r.uvarint(path) if tagged else r.take(1, path)[0]
+        if (marker <= 0) if tagged else (marker >= 0x80):  # readUnsignedVarint() <= 0 / readByte() < 0
+            return None
+    return read_struct(r, f.fields, version, path, flexible)
 
 
 _Plan = tuple[tuple[tuple[str, Field, bool, Any], ...], dict[int, Field]]
@@ -227,12 +266,17 @@ def _make_plan(fields: tuple[Field, ...], version: int) -> _Plan:
     return tuple(present), tags
 
 
-def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str) -> dict[str, Any]:
-    """A struct's fields at ``version`` (the message body or a nested struct) as the JSON converter writes them."""
+def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str,
+                flexible: bool = True) -> dict[str, Any]:
+    """A struct's fields at ``version`` (the message body or a nested struct) as the JSON converter writes them
+    (with the reader's ``defaults``, absent tagged fields keep their default, as the message object holds them)."""
     plan, tags = _plan(fields, version)
     values: dict[str, Any] = {}
     for name, f, tagged, default in plan:
-        values[name] = default if tagged else _read_value(r, f, version, f"{path}.{name}" if path else name)
+        values[name] = default if tagged else _read_value(r, f, version, f"{path}.{name}" if path else name,
+                                                          flexible)
+    if not flexible:
+        return values
     count = r.uvarint(f"{path}.tagged_fields" if path else "tagged_fields")
     found: set[str] = set()
     for _ in range(count):
@@ -245,26 +289,42 @@ def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str) 
         if known is None:
             r.pos = end  # an unknown tagged field: Kafka keeps it raw and the JSON converter leaves it out
             continue
-        sub = _Reader(r.buf, r.pos, end)
-        values[known.json_name] = _read_value(sub, known, version, known.json_name)
+        sub = _Reader(r.buf, r.pos, end, r.defaults)
+        values[known.json_name] = _read_value(sub, known, version, known.json_name, True, tagged=True)
         found.add(known.json_name)
         r.pos = end
-    if not tags:
+    if not tags or r.defaults:
         return values
     # The converter writes a tagged field only when it differs from its default.
     return {name: values[name] for name, _, tagged, default in plan
             if not tagged or (name in found and values[name] != default)}
 
 
-def read_message(message: Message, data: bytes | memoryview, version: int,
-                 start: int = 0) -> tuple[dict[str, Any], int]:
+def read_message(message: Message, data: bytes | memoryview, version: int, start: int = 0,
+                 defaults: bool = False) -> tuple[dict[str, Any], int]:
     """Parse ``message`` at ``version`` from ``data[start:]``; return its JSON form and the position after it.
 
     Raises :class:`DecodeError` (position relative to ``data``) for an unsupported version or a cut field.
-    Bytes left after the message are the caller's business (Kafka's serdes differ on them).
+    Bytes left after the message are the caller's business (Kafka's serdes differ on them). ``defaults`` keeps
+    absent tagged fields at their defaults instead of leaving them out as the JSON converter does.
     """
     if not message.supports(version):
         raise DecodeError("version", f"Can't read version {version} of {message.name}", start)
-    r = _Reader(data, start)
-    values = read_struct(r, message.fields, version, "")
+    r = _Reader(data, start, defaults=defaults)
+    values = read_struct(r, message.fields, version, "", message.is_flexible(version))
     return values, r.pos
+
+
+def read_part(message: Message, version: int, data: bytes, part: str, defaults: bool = True) -> dict[str, Any]:
+    """A coordinator record's key or value (``part``): ``message`` at ``version`` after the 2-byte version prefix
+    of ``data``, with every field of the version (absent tagged fields at their defaults, as the record objects
+    the coordinators load hold them). :class:`DecodeError` names the part and the field, with the byte position
+    in ``data``."""
+    if not message.supports(version):
+        low, high = versions(message.valid)
+        raise DecodeError(f"{part}.version", f"{message.name} has no version {version} (Kafka knows {low}..{high})", 0)
+    try:
+        return read_message(message, data, version, VERSION_PREFIX, defaults)[0]
+    except DecodeError as err:
+        raise DecodeError(f"{part}.{err.field}", f"could not read {message.name} version {version}: {err.reason}",
+                          err.position) from None

@@ -13,24 +13,25 @@ from __future__ import annotations
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.schema.generated_message import Field, Message, read_message
+from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
 from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
 
 TRANSACTION_TOPIC = "__transaction_state"
 
-TRANSACTION_LOG_KEY = Message("TransactionLogKey", (0, 0), None, (Field("TransactionalId", "string", (0, 0)),))
-TRANSACTION_LOG_VALUE = Message("TransactionLogValue", (0, 1), 1, (
+TRANSACTION_LOG_KEY = Message("TransactionLogKey", "0", flexible=NEVER,
+                              fields=(Field("TransactionalId", "string", "0"),))
+TRANSACTION_LOG_VALUE = Message("TransactionLogValue", "0-1", flexible="1+", fields=(
     Field("ProducerId", "int64"),
-    Field("PreviousProducerId", "int64", (1, None), tag=0, default=-1),
-    Field("NextProducerId", "int64", (1, None), tag=1, default=-1),
+    Field("PreviousProducerId", "int64", "1+", tag=0, default=-1),
+    Field("NextProducerId", "int64", "1+", tag=1, default=-1),
     Field("ProducerEpoch", "int16"),
     Field("TransactionTimeoutMs", "int32"),
     Field("TransactionStatus", "int8"),
-    Field("TransactionPartitions", "[]struct", nullable=(0, None), fields=(
+    Field("TransactionPartitions", "[]struct", nullable="0+", fields=(
         Field("Topic", "string"), Field("PartitionIds", "[]int32"))),
     Field("TransactionLastUpdateTimestampMs", "int64"),
     Field("TransactionStartTimestampMs", "int64"),
-    Field("ClientTransactionVersion", "int16", (1, None), tag=2, default=0),
+    Field("ClientTransactionVersion", "int16", "1+", tag=2, default=0),
 ))
 
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
@@ -52,13 +53,15 @@ def decode_key(key: bytes) -> dict[str, Any]:
     """The key as ``{"version", "type", "data"}``; an unknown version raises (Kafka's ``UnknownKey``)."""
     version = _version(key, "key")
     return {"version": version, "type": TRANSACTION_LOG_KEY.name,
-            "data": read_message(TRANSACTION_LOG_KEY, version, key[2:], "key")}
+            "data": read_part(TRANSACTION_LOG_KEY, version, key, "key")}
 
 
 def decode_value(value: bytes) -> dict[str, Any]:
-    """The value as ``{"version", "type", "data", "state"}`` (``state`` is the status byte's name)."""
+    """The value as ``{"version", "type", "data", "state"}`` (``state`` is the status byte's name); ``data`` holds
+    every field of the version, absent tagged fields at their defaults, as the coordinator's
+    ``TransactionLogValue`` object does."""
     version = _version(value, "value")
-    data = read_message(TRANSACTION_LOG_VALUE, version, value[2:], "value")
+    data = read_part(TRANSACTION_LOG_VALUE, version, value, "value")
     return {"version": version, "type": TRANSACTION_LOG_VALUE.name, "data": data,
             "state": state_name(data["transactionStatus"])}
 
