@@ -59,8 +59,10 @@ def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | No
 
 def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,
               index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
-              skip_record_metadata: bool, parser: Parser | None = None) -> dls.FileDump:
-    """Read what DumpLogSegments reads for ``path`` and emulate its dump of it."""
+              skip_record_metadata: bool, parser: Parser | None = None,
+              emit: dls.Emit | None = None) -> dls.FileDump:
+    """Read what DumpLogSegments reads for ``path`` and emulate its dump of it (segment and index lines streamed
+    to ``emit`` as made, so memory stays flat whatever the segment holds)."""
     key = siblings.absolute_path(path)
     kind = dls.file_kind(path)
     if kind == "unknown":
@@ -69,7 +71,7 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         with siblings.mapped_if_exists(path) as buf:
             return dls.dump_log(session, path, buf, deep=deep, print_data=print_data,
                                 skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key,
-                                parser=parser)
+                                parser=parser, emit=emit)
     if kind == "snapshot":
         data = siblings.read_if_exists(path)
         if data is None:
@@ -87,14 +89,15 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
             data = siblings.read_if_exists(path) if log_buf is not None else None
             index = None if data is None else _offset_slots(data, base)
             return dls.dump_index(session, path, index, log_buf, verify_only=verify_index_only,
-                                  sanity_only=index_sanity_check, max_message_size=max_message_size, key=key)
+                                  sanity_only=index_sanity_check, max_message_size=max_message_size, key=key,
+                                  emit=emit)
         index_data = siblings.read_if_exists(dls.sibling_path(path, dls.INDEX_SUFFIX)) if log_buf is not None \
             else None
         time_data = siblings.read_if_exists(path) if index_data is not None else None
         return dls.dump_time_index(
             session, path, None if time_data is None else _time_slots(time_data, base),
             None if index_data is None else _offset_slots(index_data, base), log_buf,
-            verify_only=verify_index_only, sanity_only=index_sanity_check, key=key)
+            verify_only=verify_index_only, sanity_only=index_sanity_check, key=key, emit=emit)
 
 
 def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_index_only: bool,
@@ -113,7 +116,7 @@ def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_i
             result = _dump_one(session, path, deep=deep, print_data=print_data,
                                verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                                max_message_size=max_message_size, max_bytes=max_bytes,
-                               skip_record_metadata=skip_record_metadata, parser=parser)
+                               skip_record_metadata=skip_record_metadata, parser=parser, emit=out.write)
         except dls.DlsError as error:
             result = dls.FileDump(crash=error.line)
         except UnreadableInputError as error:

@@ -747,20 +747,37 @@ class FileDump:
         return body + self.partial
 
 
-class _Out:
-    """Collects ``print``/``println`` calls into a :class:`FileDump`."""
+Emit = Callable[[str], None]
+"""Where complete stdout lines go as they are made (each with its line end), like Kafka's ``println``."""
 
-    def __init__(self) -> None:
+
+class _Out:
+    """Collects ``print``/``println`` calls into a :class:`FileDump`; with ``emit``, complete lines are handed
+    over at once instead (a dump of a huge segment is never held in memory) and only the partial line stays."""
+
+    def __init__(self, emit: Emit | None = None) -> None:
         self.dump = FileDump()
         self.pending: list[str] = []
+        self.emit = emit
 
     def print(self, text: str) -> None:
         self.pending.append(text)
 
     def println(self, text: str = "") -> None:
         self.pending.append(text)
-        self.dump.lines.append("".join(self.pending))
+        line = "".join(self.pending)
         self.pending = []
+        if self.emit is not None:
+            self.emit(line + "\n")
+        else:
+            self.dump.lines.append(line)
+
+    def line(self, text: str) -> None:
+        """A whole line when nothing is pending (the hot path's shortcut for ``println``)."""
+        if self.emit is not None:
+            self.emit(text + "\n")
+        else:
+            self.dump.lines.append(text)
 
     def finish(self, error: DlsError | None = None) -> FileDump:
         self.dump.partial = "".join(self.pending)
@@ -964,7 +981,7 @@ def _fast_batch_line(out: _Out, batch: FileBatch, position: int) -> bool:
     base_seq, delta = h.base_sequence, h.last_offset_delta
     last_seq = NO_SEQUENCE if base_seq == NO_SEQUENCE else increment_sequence(base_seq, delta)
     valid = size >= RECORD_BATCH_OVERHEAD and rb.compute_crc(buf, pos, batch.batch_size) == h.crc
-    out.dump.lines.append(
+    out.line(
         f"baseOffset: {batch.offset} lastOffset: {h.base_offset + delta} count: {h.records_count} "
         f"baseSequence: {base_seq} lastSequence: {last_seq} producerId: {h.producer_id} "
         f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
@@ -1021,13 +1038,15 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
 
 def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,
              skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None,
-             parser: Callable[[Record], tuple[str | None, str | None]] | None = None) -> FileDump:
+             parser: Callable[[Record], tuple[str | None, str | None]] | None = None,
+             emit: Emit | None = None) -> FileDump:
     """``dumpLog`` for a ``.log`` segment or a KRaft ``.checkpoint`` snapshot (``buf`` None: missing file).
 
     ``print_data`` implies deep iteration, as in Kafka. ``max_bytes`` None is Kafka's default
-    (Integer.MAX_VALUE), the only value with which trailing bytes are reported.
+    (Integer.MAX_VALUE), the only value with which trailing bytes are reported. With ``emit``, lines are
+    streamed to it as made (the returned dump then holds only a partial line, stderr lines and the crash).
     """
-    out = _Out()
+    out = _Out(emit)
     deep = deep or print_data
     limit = INT_MAX if max_bytes is None else max_bytes
     name = _name(path)
@@ -1151,12 +1170,14 @@ def missing_index_error() -> DlsError:
 
 def dump_index(session: DlsSession, path: str, index: IndexSlots | None, log_buf: Buffer | None, *,
                verify_only: bool = False, sanity_only: bool = False,
-               max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, key: str | None = None) -> FileDump:
+               max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, key: str | None = None,
+               emit: Emit | None = None) -> FileDump:
     """``dumpIndex``: entries checked against the first batch at each position of the sibling log.
 
-    ``index`` None means the index file is missing; ``log_buf`` None, the sibling ``.log`` is.
+    ``index`` None means the index file is missing; ``log_buf`` None, the sibling ``.log`` is. ``emit``
+    streams lines as in :func:`dump_log`.
     """
-    out = _Out()
+    out = _Out(emit)
     try:
         base_offset_of(path)
         log_path = sibling_path(path, LOG_SUFFIX)
@@ -1194,12 +1215,12 @@ def dump_index(session: DlsSession, path: str, index: IndexSlots | None, log_buf
 
 def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | None, index: IndexSlots | None,
                     log_buf: Buffer | None, *, verify_only: bool = False, sanity_only: bool = False,
-                    key: str | None = None) -> FileDump:
+                    key: str | None = None, emit: Emit | None = None) -> FileDump:
     """``dumpTimeIndex``: each entry looked up in the offset index, then matched to a batch of the log.
 
-    ``time_index``/``index``/``log_buf`` None: that file is missing.
+    ``time_index``/``index``/``log_buf`` None: that file is missing. ``emit`` streams lines as in :func:`dump_log`.
     """
-    out = _Out()
+    out = _Out(emit)
     try:
         base_offset_of(path)
         log_path = sibling_path(path, LOG_SUFFIX)

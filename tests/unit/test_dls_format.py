@@ -134,6 +134,23 @@ def test_lazy_record_failure_prints_the_records_before_it() -> None:
     assert dump.crash == "Incorrect declared batch size, records still remaining in file"
 
 
+def test_streamed_lines_are_not_kept_and_match_the_collected_dump() -> None:
+    """With ``emit`` (what ``--format kafka`` passes), every complete line is handed over as it is made and none
+    is kept: a segment of millions of one-record batches must not be held in memory. The text is the same."""
+    from kafkatool.model import Record
+    from kafkatool.schema import record_batch as rb
+
+    data = b"".join(rb.build_records_batch([Record(offset=i, timestamp=0, key=None, value=b"v")], base_offset=i,
+                                           base_timestamp=1000 + i) for i in range(50))
+    path = "p/00000000000000000000.log"
+    kept = dls.dump_log(dls.DlsSession(), path, data + bytes(7), deep=True, print_data=True)
+    streamed: list[str] = []
+    dump = dls.dump_log(dls.DlsSession(), path, data + bytes(7), deep=True, print_data=True, emit=streamed.append)
+    assert len(kept.lines) == 1 + 50 * 2 + 1  # header, batch and record lines, the trailing-bytes line
+    assert dump.lines == [] and dump.crash == kept.crash
+    assert "".join(streamed) + dump.text() == kept.text()
+
+
 def test_zero_tail_crashes_like_file_log_input_stream() -> None:
     dump = dls.dump_log(dls.DlsSession(), "p/00000000000000000000.log", bytes(40))
     assert dump.lines == ["Log starting offset: 0"]
