@@ -8,9 +8,11 @@ them once :func:`register` has run::
 
     spark.read.format("kafka-segments").load("/data/brokers").where("NOT crc_valid").show()
 
-``kafkatool scan --engine spark`` reads the three per-partition tables through one internal source
-(``kafka-analysis``, all three tables' columns side by side with a ``table`` column), cached, so each partition
-is analysed once. Executors open the files themselves: every executor must see the log dirs at the same path.
+``kafkatool scan --engine spark`` writes ``kafka-segments`` straight to Parquet (batch rows come from the columnar
+scanner, no object per batch, so a second pass over the bytes is cheaper than carrying them through the analysis)
+and reads the three per-partition tables through one internal source (``kafka-analysis``, the three tables'
+columns side by side with a ``table`` column), cached, so each partition is analysed once. Executors open the
+files themselves: every executor must see the log dirs at the same path.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from kafkatool.fleet.tables import COLUMNS, analysis_arrow, batches_arrow, colum
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 
 ANALYSIS_TABLES = ("partitions", "producers", "findings")
-WIDE_TABLES = ("batches", *ANALYSIS_TABLES)
 
 
 class SplitMismatchError(RuntimeError):
@@ -39,7 +40,7 @@ class SplitMismatchError(RuntimeError):
 
 def _wide_columns() -> list[tuple[str, str]]:
     cols: dict[str, str] = {"table": "string"}
-    for table in WIDE_TABLES:
+    for table in ANALYSIS_TABLES:
         for name, kind in COLUMNS[table]:
             if cols.setdefault(name, kind) != kind:
                 raise TypeError(f"column {name} has two types across the analysis tables")
@@ -82,9 +83,7 @@ class _SegmentsReader(DataSourceReader):
         self.options = dict(options)
 
     def partitions(self) -> Sequence[InputPartition]:
-        # Alone, the source reads every segment; under ``scan`` (onlySplit) just the ranges of cut segments, the
-        # others' rows coming from the partition analyses that read them anyway.
-        plan = _plan(self.options, all_ranges=_opt(self.options, "onlySplit", "false") != "true")
+        plan = _plan(self.options, all_ranges=True)  # every segment: whole, or cut into byte ranges
         ranges = plan.ranges
         groups = _groups([r.size for r in ranges], self.options, max(1, len(ranges)))
         return [InputPartition([ranges[i] for i in group]) for group in groups]
@@ -120,10 +119,10 @@ def _analysis_units(plan: Plan) -> list[tuple[str, Any, int]]:
     return units
 
 
-def _analyse(unit: tuple[str, Any, int], with_batches: bool) -> Analysis:
+def _analyse(unit: tuple[str, Any, int]) -> Analysis:
     kind, value, _ = unit
     if kind == "partition":
-        return analyse_partition(value.log_dir, value.directory, value.split if with_batches else None)
+        return analyse_partition(value.log_dir, value.directory)  # no batch rows: kafka-segments has them
     if kind == "log_dir":
         return analyse_log_dir(value)
     return Analysis(findings=broker_findings(value))
@@ -141,12 +140,13 @@ class _AnalysisReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         for unit in partition.value or []:
-            result = _analyse(unit, with_batches=self.table is None)
+            result = _analyse(unit)
             tables = analysis_arrow([result])
             if self.table is not None:
                 yield tables[self.table]
                 continue
-            for table, batch in tables.items():
+            for table in ANALYSIS_TABLES:
+                batch = tables[table]
                 if batch.num_rows:
                     yield _widen(table, batch)
 
@@ -188,8 +188,8 @@ FindingsSource = _table_source("findings")
 
 
 class AnalysisSource(DataSource):
-    """``kafka-analysis``: the rows of all four tables side by side (``table`` tells which): the partitions'
-    analyses, with the batch rows of the segments that are not cut into ranges."""
+    """``kafka-analysis``: the rows of the partitions, producers and findings tables side by side (``table``
+    tells which), from one analysis of each partition."""
 
     @classmethod
     def name(cls) -> str:
@@ -241,12 +241,10 @@ def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUN
     options = {"paths": json.dumps(paths), "chunkBytes": str(chunk_bytes)}
     if partitions is not None:
         options["numPartitions"] = str(partitions)
-    ranges = spark.read.format("kafka-segments").options(**options, onlySplit="true").load()
+    out = {"batches": spark.read.format("kafka-segments").options(**options).load()}
     wide = spark.read.format("kafka-analysis").options(**options).load().cache()
-    out = {}
-    for table in WIDE_TABLES:
+    for table in ANALYSIS_TABLES:
         out[table] = wide.where(wide["table"] == table).select(*[name for name, _ in COLUMNS[table]])
-    out["batches"] = out["batches"].unionByName(ranges)
     return out
 
 
@@ -270,7 +268,5 @@ def run_spark(spark: Any, paths: list[str], output: Any, *, chunk_bytes: int = D
         output.write_spark("batches", tables["batches"])
     for table in ANALYSIS_TABLES:
         output.write_spark(table, tables[table])
-    part_rows = tables["partitions"].toArrow().to_pylist()
-    finding_rows = tables["findings"].toArrow().to_pylist()
-    batch_count = spark.read.parquet(str(output.table_dir("batches"))).count()
-    return part_rows, finding_rows, batch_count
+    # The summary's inputs come back from the part files just written, not from more Spark jobs.
+    return output.staged_rows("partitions"), output.staged_rows("findings"), output.staged_count("batches")

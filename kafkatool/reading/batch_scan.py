@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Compression, Defect, LegacyBatch, RecordBatch, TimestampType
+from kafkatool.reading.columns import SegmentColumns, scan_buffer
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
 from kafkatool.schema import legacy, offset_index
@@ -137,11 +140,61 @@ def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[
     )
 
 
+def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list[Any]]:
+    """:func:`_row`'s values for a range of clean magic 2 batches, column by column from the header columns
+    (no object per batch; only control batches are decoded, for their marker type)."""
+    h = cols.headers
+    attrs = h["attributes"].astype(np.int64)
+    base = h["base_offset"].astype(np.int64)
+    delta = h["last_offset_delta"].astype(np.int64)
+    seq = h["base_sequence"].astype(np.int64)
+    positions = cols.positions.tolist()
+    control = (attrs & rb.CONTROL_FLAG) != 0
+    # Kafka's incrementSequence: past Int32 max the sequence wraps to 0.
+    last_seq = np.where(seq > 0x7FFFFFFF - delta, delta - (0x7FFFFFFF - seq) - 1, seq + delta)
+    absent = seq == -1
+
+    def nullable(values: np.ndarray, missing: np.ndarray) -> list[Any]:
+        out = values.tolist()
+        for i in np.flatnonzero(missing).tolist():
+            out[i] = None
+        return out
+
+    control_types: list[Any] = [None] * len(positions)
+    for i in np.flatnonzero(control).tolist():
+        control_types[i] = _control_type(buf, rb.parse_batch_header(buf, positions[i]))
+    codecs = np.array([_CODEC_LABEL.get(c) for c in range(rb.CODEC_MASK + 1)], dtype=object)
+    stamps = np.array(_TIMESTAMP_LABEL, dtype=object)
+    epoch, pid, pepoch = h["partition_leader_epoch"], h["producer_id"], h["producer_epoch"]
+    values = (
+        positions, base.tolist(), (base + delta).tolist(), (h["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD)
+        .tolist(), h["magic"].tolist(), codecs[attrs & rb.CODEC_MASK].tolist(), h["crc"].tolist(),
+        cols.crc_valid.tolist() if cols.crc_valid is not None else [None] * len(positions),
+        nullable(epoch, epoch == -1), nullable(pid, pid == -1), nullable(pepoch, pepoch == -1),
+        nullable(seq, absent), nullable(last_seq, absent), ((attrs & rb.TRANSACTIONAL_FLAG) != 0).tolist(),
+        control.tolist(), control_types, stamps[((attrs & rb.TIMESTAMP_TYPE_FLAG) != 0).astype(np.int64)].tolist(),
+        h["base_timestamp"].tolist(), h["max_timestamp"].tolist(), h["records_count"].tolist(),
+    )
+    return dict(zip(_ROW_COLUMNS, values, strict=True))
+
+
 def scan_range(unit: SegmentRange) -> BatchColumns:
-    """The batch rows of ``unit`` (CRC-checked, shallow)."""
+    """The batch rows of ``unit`` (CRC-checked, shallow).
+
+    Clean magic 2 ranges (the usual case) are read by the columnar scanner, :mod:`kafkatool.reading.columns`;
+    a range with anything else in it (a defect, a legacy entry) is walked batch by batch by the resilient
+    walker, so the rows and defects are those of ``dump-segment --verify`` either way."""
     out = BatchColumns()
     rows: list[tuple[Any, ...]] = []
     with mapped(unit.path) as buf:
+        fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop)
+        if not fast.defects and not fast.legacy:
+            n = len(fast)
+            unit_values = (unit.log_dir, unit.topic, unit.partition, unit.segment)
+            out.columns = {name: [value] * n for name, value in zip(_UNIT_COLUMNS, unit_values, strict=True)}
+            out.columns.update(_clean_rows(buf, fast))
+            out.landing = fast.landing
+            return out
         size = len(buf)
         stop = size if unit.stop is None else min(unit.stop, size)
         out.landing = size

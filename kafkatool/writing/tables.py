@@ -61,6 +61,18 @@ class TableOutput:
         """Have Spark write DataFrame ``frame`` as ``table``'s part files (into the staging directory)."""
         frame.write.mode("overwrite").parquet(str(self.staging / table))
 
+    def staged_rows(self, table: str) -> list[dict[str, Any]]:
+        """The rows written so far to ``table`` (a small table: the scan's summary reads them back)."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(str(self.table_dir(table))).to_pylist()
+
+    def staged_count(self, table: str) -> int:
+        """How many rows ``table`` holds, from the part files' footers (no data read)."""
+        import pyarrow.dataset as ds
+
+        return ds.dataset(str(self.table_dir(table)), format="parquet").count_rows()
+
     def commit(self) -> None:
         """Close the part files and move the finished scan into place (replacing an old one with --force)."""
         for writer in self._writers.values():
