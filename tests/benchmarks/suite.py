@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,13 +105,10 @@ def ours_walker(m: Mapped, verify: bool, deep: bool = False, end: int | None = N
     return n
 
 
-def kafka_python(data: Any, mode: str) -> int:
-    from kafka.record.memory_records import MemoryRecords
-
-    mr = MemoryRecords(data)
+def _peer_walk(batches: Iterator[Any], mode: str) -> int:
+    """The same work for either peer's batch objects: batches touched (shallow, crc) or records decoded (deep)."""
     n = 0
-    while mr.has_next():
-        batch = mr.next_batch()
+    for batch in batches:
         if mode == "shallow":
             _ = (batch.base_offset, batch.producer_id, batch.next_offset)
             n += 1
@@ -124,29 +121,25 @@ def kafka_python(data: Any, mode: str) -> int:
                 _ = (rec.offset, rec.timestamp, rec.key, rec.value, rec.headers)
                 n += 1
     return n
+
+
+def kafka_python(data: Any, mode: str) -> int:
+    from kafka.record.memory_records import MemoryRecords
+
+    mr = MemoryRecords(data)
+
+    def batches() -> Iterator[Any]:
+        while mr.has_next():
+            yield mr.next_batch()
+
+    return _peer_walk(batches(), mode)
 
 
 def aiokafka(data: bytes, mode: str) -> int:
     from aiokafka.record.memory_records import MemoryRecords
 
     mr = MemoryRecords(data)
-    n = 0
-    while True:
-        batch = mr.next_batch()
-        if batch is None:
-            break
-        if mode == "shallow":
-            _ = (batch.base_offset, batch.producer_id, batch.next_offset)
-            n += 1
-        elif mode == "crc":
-            assert batch.validate_crc()
-            n += 1
-        else:
-            assert batch.validate_crc()
-            for rec in batch:
-                _ = (rec.offset, rec.timestamp, rec.key, rec.value, rec.headers)
-                n += 1
-    return n
+    return _peer_walk(iter(mr.next_batch, None), mode)
 
 
 def peers_available() -> dict[str, bool]:
