@@ -4,36 +4,18 @@ kept for? One command and an exit code, for CI on kept incident directories and 
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
 from kafkatool.engine.check import SEVERITY_RANK, check_broker_identity, check_log_dir
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogDirData
 from kafkatool.reading.files import read_text
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.render.report import render_expectation, render_report
-
-
-class FailOn(StrEnum):
-    """The severity from which findings make the exit code 1."""
-
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
-
-
-class ReportFormat(StrEnum):
-    """Output formats."""
-
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
 
 
 def finding_row(d: Defect, log_dir: str) -> dict[str, Any]:
@@ -72,7 +54,7 @@ def compare(rows: list[dict[str, Any]], expected: list[dict[str, Any]],
     return missing, unexpected
 
 
-def run(dirs: list[str], *, fail_on: FailOn, expect: str | None, fmt: ReportFormat, show_info: bool) -> int:
+def run(dirs: list[str], *, fail_on: FailOn, expect: str | None, fmt: OutputFormat, show_info: bool) -> int:
     """Read every log dir, check them together, render, and choose the exit code."""
     datas: list[LogDirData] = []
     for d in dirs:
@@ -104,7 +86,7 @@ def command(
     expect: Annotated[str | None, typer.Option("--expect", metavar="FILE",
                                                help="expect.json: exit 0 only if the findings match the declared "
                                                     "ones (for CI on kept incident dirs).")] = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = ReportFormat.table,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from typing import TypeVar
 
 import typer
@@ -11,6 +12,23 @@ import typer
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError
 from kafkatool.reading.files import explain_missing
 from kafkatool.render.output import Diagnostics
+
+
+class OutputFormat(StrEnum):
+    """The output formats of the commands that print rows: a rich table on a terminal, or data for machines."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class FailOn(StrEnum):
+    """The severity from which findings make the exit code 1."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
 
 T = TypeVar("T")
 

@@ -3,12 +3,11 @@ the partitions found in the same log dirs, and a warning for offsets outside a p
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.engine.groups import PartitionEnds, group_rows, offset_rows, replay_offsets
 from kafkatool.engine.replay import replay
 from kafkatool.errors import ExitCode
@@ -16,14 +15,6 @@ from kafkatool.reading.partitions import LocatedPartition, read_partitions
 from kafkatool.render.groups_report import render_groups
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.topic_records import decoder_named
-
-
-class GroupsFormat(StrEnum):
-    """Output formats."""
-
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
 
 
 def _ends(p: LocatedPartition) -> PartitionEnds:
@@ -68,7 +59,7 @@ def command(
     log_dirs: Annotated[list[str], typer.Argument(help="Broker log dirs (or partition directories).",
                                                  metavar="LOG_DIR...", show_default=False)],
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this group.")] = None,
-    fmt: Annotated[GroupsFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = GroupsFormat.table,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
 ) -> None:
     """List consumer groups' committed offsets with their lag, and offsets outside their partition's log."""
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.engine import metadata_image as mi
 from kafkatool.engine.restart import RestartOptions, simulate_partition
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
@@ -24,14 +23,6 @@ from kafkatool.render.metadata_report import render_metadata
 from kafkatool.render.output import Diagnostics
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
-
-
-class MetadataFormat(StrEnum):
-    """Output formats."""
-
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
 
 
 def _defect_json(d: Defect) -> dict[str, Any]:
@@ -187,8 +178,8 @@ def command(
     broker_id: Annotated[int | None, typer.Option(
         "--broker-id", metavar="ID", help="With --check-broker: the broker's id (default: meta.properties node.id).")]
     = None,
-    fmt: Annotated[MetadataFormat, typer.Option("--format", "-f", help="table, json or jsonl.")]
-    = MetadataFormat.table,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")]
+    = OutputFormat.table,
 ) -> None:
     """Load a KRaft metadata log as Kafka does and print the cluster's metadata image."""
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.engine.replay import ReplayError, ReplayResult, replay
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
@@ -19,14 +18,6 @@ from kafkatool.schema.producer_snapshot import build_producer_snapshot
 from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
-
-
-class ReplayFormat(StrEnum):
-    """Output formats."""
-
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
 
 
 def _opt(v: int) -> int | None:
@@ -124,7 +115,7 @@ def command(
                                            help="With --write-snapshot: the snapshot's offset.")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --write-snapshot: replace an existing OUT_FILE.")]
     = False,
-    fmt: Annotated[ReplayFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = ReplayFormat.table,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
 ) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.analyse import SEVERITY_RANK
 from kafkatool.fleet.plan import make_plan
@@ -26,23 +26,6 @@ class Engine(StrEnum):
 
     local = "local"
     spark = "spark"
-
-
-class ScanFormat(StrEnum):
-    """Report formats (the tables themselves are always Parquet)."""
-
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
-
-
-class FailOn(StrEnum):
-    """The severity from which findings make the exit code 1."""
-
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
 
 
 def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int,
@@ -103,7 +86,7 @@ def _first_line(err: BaseException) -> str:
 
 
 def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, chunk_mib: int, force: bool,
-        fmt: ScanFormat, fail_on: FailOn, show_progress: bool) -> int:
+        fmt: OutputFormat, fail_on: FailOn, show_progress: bool) -> int:
     """Scan, write the tables, report, and choose the exit code."""
     for p in paths:
         if not Path(p).exists():
@@ -143,8 +126,8 @@ def command(
     chunk_mib: Annotated[int, typer.Option("--chunk-mib", min=1, metavar="MIB", help="Cut segments larger than "
                                            "this into byte ranges scanned in parallel.")] = 64,
     force: Annotated[bool, typer.Option("--force", help="Replace DIR if it already exists.")] = False,
-    fmt: Annotated[ScanFormat, typer.Option("--format", "-f", help="Report format: table, json or jsonl.")]
-    = ScanFormat.table,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format: table, json or jsonl.")]
+    = OutputFormat.table,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding reaches this severity.")]
     = FailOn.error,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar on stderr.")] = False,

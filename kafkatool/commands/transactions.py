@@ -3,12 +3,11 @@ online, by joining ``__transaction_state`` with the data partitions' producer st
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.engine.replay import replay
 from kafkatool.engine.transactions import (
     PartitionReplay,
@@ -24,14 +23,6 @@ from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000
 SKIPPED_TOPICS = frozenset({TRANSACTION_TOPIC, "__cluster_metadata"})
-
-
-class TxnFormat(StrEnum):
-    """Output formats."""
-
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
 
 
 def build_document(paths: list[str], *, now: int | None, timeout_ms: int, bootstrap: str) -> dict[str, Any]:
@@ -79,7 +70,7 @@ def command(
                                                  "data).")] = None,
     bootstrap_server: Annotated[str, typer.Option(
         "--bootstrap-server", metavar="HOST:PORT", help="Put in the printed abort commands.")] = "localhost:9092",
-    fmt: Annotated[TxnFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = TxnFormat.table,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
 ) -> None:
     """Find hanging transactions in broker log dirs: open, older than the timeout, and no coordinator to end them."""
 
