@@ -767,13 +767,10 @@ class _Out:
         self.pending.append(text)
         line = "".join(self.pending)
         self.pending = []
-        if self.emit is not None:
-            self.emit(line + "\n")
-        else:
-            self.dump.lines.append(line)
+        self.line(line)
 
     def line(self, text: str) -> None:
-        """A whole line when nothing is pending (the hot path's shortcut for ``println``)."""
+        """A complete line: streamed to ``emit`` or kept (``println`` without the pending part, for the hot path)."""
         if self.emit is not None:
             self.emit(text + "\n")
         else:

@@ -109,6 +109,9 @@ def scan_range_or_nothing(unit: SegmentRange) -> BatchColumns:
 
 _CODEC_LABEL = {c.value: c.label for c in Compression}
 _TIMESTAMP_LABEL = (TimestampType.CREATE_TIME.label, TimestampType.LOG_APPEND_TIME.label)
+# The same lookups as arrays, indexed by the attribute bits of a whole column at once.
+_CODEC_BY_BITS = np.array([_CODEC_LABEL.get(c) for c in range(rb.CODEC_MASK + 1)], dtype=object)
+_TIMESTAMP_BY_BIT = np.array(_TIMESTAMP_LABEL, dtype=object)
 
 
 def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[Any, ...]:
@@ -163,19 +166,23 @@ def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list
     control_types: list[Any] = [None] * len(positions)
     for i in np.flatnonzero(control).tolist():
         control_types[i] = _control_type(buf, rb.parse_batch_header(buf, positions[i]))
-    codecs = np.array([_CODEC_LABEL.get(c) for c in range(rb.CODEC_MASK + 1)], dtype=object)
-    stamps = np.array(_TIMESTAMP_LABEL, dtype=object)
     epoch, pid, pepoch = h["partition_leader_epoch"], h["producer_id"], h["producer_epoch"]
-    values = (
-        positions, base.tolist(), (base + delta).tolist(), (h["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD)
-        .tolist(), h["magic"].tolist(), codecs[attrs & rb.CODEC_MASK].tolist(), h["crc"].tolist(),
-        cols.crc_valid.tolist() if cols.crc_valid is not None else [None] * len(positions),
-        nullable(epoch, epoch == -1), nullable(pid, pid == -1), nullable(pepoch, pepoch == -1),
-        nullable(seq, absent), nullable(last_seq, absent), ((attrs & rb.TRANSACTIONAL_FLAG) != 0).tolist(),
-        control.tolist(), control_types, stamps[((attrs & rb.TIMESTAMP_TYPE_FLAG) != 0).astype(np.int64)].tolist(),
-        h["base_timestamp"].tolist(), h["max_timestamp"].tolist(), h["records_count"].tolist(),
-    )
-    return dict(zip(_ROW_COLUMNS, values, strict=True))
+    n = len(positions)
+    columns = {
+        "position": positions, "base_offset": base.tolist(), "last_offset": (base + delta).tolist(),
+        "size": (h["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD).tolist(), "magic": h["magic"].tolist(),
+        "codec": _CODEC_BY_BITS[attrs & rb.CODEC_MASK].tolist(), "crc": h["crc"].tolist(),
+        "crc_valid": cols.crc_valid.tolist() if cols.crc_valid is not None else [None] * n,
+        "leader_epoch": nullable(epoch, epoch == -1), "producer_id": nullable(pid, pid == -1),
+        "producer_epoch": nullable(pepoch, pepoch == -1), "base_sequence": nullable(seq, absent),
+        "last_sequence": nullable(last_seq, absent),
+        "transactional": ((attrs & rb.TRANSACTIONAL_FLAG) != 0).tolist(), "control": control.tolist(),
+        "control_type": control_types,
+        "timestamp_type": _TIMESTAMP_BY_BIT[((attrs & rb.TIMESTAMP_TYPE_FLAG) != 0).astype(np.int64)].tolist(),
+        "first_timestamp": h["base_timestamp"].tolist(), "max_timestamp": h["max_timestamp"].tolist(),
+        "record_count": h["records_count"].tolist(),
+    }
+    return {name: columns[name] for name in _ROW_COLUMNS}
 
 
 def scan_range(unit: SegmentRange) -> BatchColumns:

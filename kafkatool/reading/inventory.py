@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kafkatool.errors import UnreadableInputError
 from kafkatool.reading.files import list_dir
-from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT
+from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT, QUORUM_STATE
 
 SEGMENT_SUFFIX_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3, ".snapshot": 4}
 LOG_DIR_FILES = (
@@ -46,7 +46,7 @@ def _file_key(path: Path) -> tuple[int, int, int, str]:
 
 def is_kafka_name(name: str) -> bool:
     """Whether a file name is one Kafka writes in a log dir or partition dir."""
-    return _offset_of(name) is not None or name in PARTITION_FILES or name in LOG_DIR_FILES or name == "quorum-state"
+    return _offset_of(name) is not None or name in PARTITION_FILES or name in LOG_DIR_FILES or name == QUORUM_STATE
 
 
 def partition_files(directory: Path) -> list[Path]:

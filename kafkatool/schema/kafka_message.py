@@ -35,13 +35,14 @@ NEVER = "none"
 FIXED = {"int8": Int8sb, "int16": Int16sb, "uint16": Int16ub, "int32": Int32sb, "int64": Int64sb,
          "float64": Float64b, "bool": Flag}
 _UNPACK = {name: struct.Struct(layout.fmtstr) for name, layout in FIXED.items() if name != "bool"}
+"""The same layouts as ``struct`` unpackers (from each construct field's own format string), for the hot loop."""
 _LENGTH16 = struct.Struct(Int16sb.fmtstr)
 _LENGTH32 = struct.Struct(Int32sb.fmtstr)
 """Non-flexible lengths: int16 before a string, int32 before bytes and arrays (``-1`` = null)."""
 MAX_STRING = 0x7FFF
+"""The longest string Kafka's generated ``read`` accepts (``string field ... had invalid length``)."""
 VERSION_PREFIX = Int16sb.sizeof()
 """A coordinator record's key and value start with an int16 version (record type for group keys)."""
-"""The same layouts as ``struct`` unpackers (from each construct field's own format string), for the hot loop."""
 UUID_SIZE = 16
 ZERO_UUID_TEXT = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -315,7 +316,7 @@ def read_message(message: Message, data: bytes | memoryview, version: int, start
     return values, r.pos
 
 
-def read_part(message: Message, version: int, data: bytes, part: str, defaults: bool = True) -> dict[str, Any]:
+def read_part(message: Message, version: int, data: bytes, part: str) -> dict[str, Any]:
     """A coordinator record's key or value (``part``): ``message`` at ``version`` after the 2-byte version prefix
     of ``data``, with every field of the version (absent tagged fields at their defaults, as the record objects
     the coordinators load hold them). :class:`DecodeError` names the part and the field, with the byte position
@@ -324,7 +325,7 @@ def read_part(message: Message, version: int, data: bytes, part: str, defaults: 
         low, high = versions(message.valid)
         raise DecodeError(f"{part}.version", f"{message.name} has no version {version} (Kafka knows {low}..{high})", 0)
     try:
-        return read_message(message, data, version, VERSION_PREFIX, defaults)[0]
+        return read_message(message, data, version, VERSION_PREFIX, defaults=True)[0]
     except DecodeError as err:
         raise DecodeError(f"{part}.{err.field}", f"could not read {message.name} version {version}: {err.reason}",
                           err.position) from None
