@@ -89,7 +89,10 @@ def _log_dirs() -> list[Path]:
     corpus = SHARED / "corpus"
     if corpus.is_dir():
         found += sorted(p / "input" for p in corpus.iterdir() if (p / "input").is_dir())
-    for fixture in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+    fixtures = [p for p in FIXTURES.iterdir() if p.is_dir() and p.name != "oracle"]
+    # the live oracle's saved cases: each case's input/ is a log dir (or one per broker)
+    fixtures += [c / "input" for c in (FIXTURES / "oracle").glob("*") if (c / "input").is_dir()]
+    for fixture in sorted(fixtures):
         subs = [s for s in sorted(fixture.iterdir()) if s.is_dir()]
         if subs and all(not _is_partition_dir(s) and s.name.startswith("broker") for s in subs):
             found += subs  # a replica set: one log dir per broker

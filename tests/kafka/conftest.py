@@ -28,3 +28,11 @@ def require_version(version: str) -> str:
 def kafka_version(request: pytest.FixtureRequest) -> str:
     """Each supported Kafka version in turn."""
     return require_version(request.param)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test under tests/kafka as ``live`` (``-m "not live"`` deselects the real brokers)."""
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.fspath).startswith(here):
+            item.add_marker(pytest.mark.live)
