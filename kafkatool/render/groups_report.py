@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kafkatool.render.safe import human_console, printable_tree
+
 Row = dict[str, Any]
 LEFT = {"group", "topic", "protocol", "assignor", "members", "problem"}
 
@@ -52,7 +54,8 @@ def render_groups(doc: Row, fmt: str, out: TextIO | None = None) -> None:
                                 "offsets": len(doc["offsets"]), "problems": len(doc["problems"]),
                                 "defects": len(doc["defects"])}).decode() + "\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 200)
+    doc = printable_tree(doc)
+    console = human_console(out, piped_width=200)
     coordinators = ", ".join(doc["coordinator_partitions"]) or "none given"
     console.print(Text.assemble(("offsets topic: ", "bold"), f"{coordinators} ({doc['offsets_records']} records)"))
     if doc["groups"]:

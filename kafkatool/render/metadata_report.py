@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
+from kafkatool.render.safe import human_console, printable_tree
 
 Row = dict[str, Any]
 
@@ -57,7 +58,7 @@ def render_metadata(doc: Row, fmt: str, out: TextIO | None = None) -> None:
         summary["image"] = {k: v for k, v in image.items() if k not in ("brokers", "topics")}
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    _table_output(doc, Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160))
+    _table_output(printable_tree(doc), human_console(out))
 
 
 def _table_output(doc: Row, console: Console) -> None:

@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kafkatool.render.safe import human_console, printable, printable_tree
+
 Row = dict[str, Any]
 
 FORMATS = ("table", "json", "jsonl")
@@ -181,20 +183,19 @@ class TableOutput:
     """Rich tables, one block per input file, defects listed after the file's rows."""
 
     def __init__(self, out: TextIO, err: TextIO, *, color: bool | None = None) -> None:
-        force = None if color is None else color
-        self.console = Console(file=out, force_terminal=force, no_color=color is False, highlight=False,
-                               soft_wrap=False, width=None if out.isatty() else 200)
+        self.console = human_console(out, piped_width=200, color=color)
         self.pending: list[Row] = []
         self.pending_type = ""
         self.defects: list[Row] = []
         self.shown_header: set[str] = set()
 
     def begin_file(self, path: str, kind: str, info: Row) -> None:
-        details = "  ".join(f"{k}: {v}" for k, v in info.items() if v is not None)
-        self.console.print(Text.assemble((path, "bold"), "  ", (kind, "cyan"), "  ", (details, "dim")))
+        details = printable("  ".join(f"{k}: {v}" for k, v in info.items() if v is not None))
+        self.console.print(Text.assemble((printable(path), "bold"), "  ", (kind, "cyan"), "  ", (details, "dim")))
         self.shown_header = set()
 
     def row(self, row: Row) -> None:
+        row = printable_tree(row)
         rtype = row.get("type", "")
         if rtype == "defect":
             self.defects.append(row)
@@ -280,15 +281,15 @@ class Diagnostics:
 
     def error(self, message: str) -> None:
         """``kafkatool: error: ...`` in red."""
-        self.console.print(Text.assemble(("kafkatool: error: ", "red bold"), message))
+        self.console.print(Text.assemble(("kafkatool: error: ", "red bold"), printable(message, keep_newlines=True)))
 
     def warning(self, message: str) -> None:
         """``kafkatool: warning: ...`` in yellow."""
-        self.console.print(Text.assemble(("kafkatool: warning: ", "yellow"), message))
+        self.console.print(Text.assemble(("kafkatool: warning: ", "yellow"), printable(message, keep_newlines=True)))
 
     def note(self, message: str) -> None:
         """A plain dim line."""
-        self.console.print(Text(message, style="dim"))
+        self.console.print(Text(printable(message, keep_newlines=True), style="dim"))
 
 
 def progress(items: Iterable[Any], total: int, description: str, *, enabled: bool,

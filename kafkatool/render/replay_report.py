@@ -6,11 +6,11 @@ import sys
 from typing import Any, TextIO
 
 import orjson
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
+from kafkatool.render.safe import human_console, printable_tree
 
 Row = dict[str, Any]
 
@@ -36,7 +36,8 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
         summary["transactions"] = {k: v for k, v in doc["transactions"].items() if k != "items"}
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160)
+    doc = printable_tree(doc)
+    console = human_console(out)
     start = doc["start"]
     origin = f"snapshot {start['snapshot']}" if start["snapshot"] else "the log start"
     console.print(Text.assemble((doc["partition"], "bold"), f"  replayed from {origin} (offset {start['offset']}) "

@@ -6,9 +6,10 @@ import sys
 from typing import Any, TextIO
 
 import orjson
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from kafkatool.render.safe import human_console, printable_tree
 
 Row = dict[str, Any]
 JSON_KEYS = ("scenario", "steps", "final", "differences", "violations")
@@ -31,7 +32,8 @@ def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     if fmt == "json":
         out.write(orjson.dumps({k: doc[k] for k in JSON_KEYS}, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160)
+    doc = printable_tree(doc)
+    console = human_console(out)
     s = doc["settings"]
     console.print(Text.assemble((str(doc["scenario"]), "bold"),
                                 f"  replicas {s['replicas']}, min.insync.replicas {s.get('min_insync_replicas', 1)},"
@@ -101,7 +103,8 @@ def render_replica_set(doc: dict[str, Any], fmt: str, out: TextIO | None = None)
     if fmt == "json":
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160)
+    doc = printable_tree(doc)
+    console = human_console(out)
     console.print(Text.assemble((doc["partition"], "bold"), f"  leader {doc['leader']}, ISR {doc['isr']}, "
                                 f"a new election would use epoch {doc['next_leader_epoch']}"))
     reps = Table(box=None, show_edge=False, header_style="bold dim")

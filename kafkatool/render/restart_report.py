@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kafkatool.render.safe import human_console, printable_tree
+
 Row = dict[str, Any]
 STEP_STYLE = {"truncate": "bold red", "delete-segment": "red", "fail": "bold red", "missing-index": "yellow",
               "corrupt-index": "yellow", "snapshot-delete": "dim", "snapshot-write": "dim", "snapshot-load": "dim",
@@ -70,7 +72,8 @@ def render_restart(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     if fmt == "json":
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=True, width=None if out.isatty() else 160)
+    doc = printable_tree(doc)
+    console = human_console(out, soft_wrap=True)
     marker = "present" if doc["clean_shutdown_marker"] else "absent"
     console.print(Text(f"{doc['log_dir']}: clean shutdown marker {marker}; the broker would start "
                        f"{'clean' if doc['clean_shutdown'] else 'unclean (recovery)'}; clock {doc['now']}"))

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kafkatool.render.safe import human_console, printable_tree
+
 SEVERITY_STYLE = {"error": "red bold", "warning": "yellow", "info": "dim"}
 
 
@@ -23,7 +25,8 @@ def render_scan(summary: dict[str, Any], fmt: str, out: TextIO | None = None) ->
         out.write(orjson.dumps({"type": "scan", **summary} if fmt == "jsonl" else summary, option=option).decode())
         out.write("\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 160)
+    summary = printable_tree(summary)
+    console = human_console(out)
     counts = summary["counts"]
     console.print(Text.assemble(
         ("scanned ", "bold"), f"{summary['log_dirs']} log dir(s), {summary['partitions']} partition(s), "

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kafkatool.render.safe import human_console, printable_tree
+
 Row = dict[str, Any]
 
 
@@ -49,7 +51,8 @@ def render_transactions(doc: Row, fmt: str, out: TextIO | None = None) -> None:
         summary.update(hanging=len(doc["hanging"]), defects=len(doc["defects"]))
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    console = Console(file=out, highlight=False, soft_wrap=False, width=None if out.isatty() else 200)
+    doc = printable_tree(doc)
+    console = human_console(out, piped_width=200)
     coordinators = ", ".join(doc["coordinator_partitions"]) or "none given"
     console.print(Text.assemble(("transaction log: ", "bold"), f"{coordinators} ({doc['transaction_log_records']} "
                                 f"records); data partitions: {len(doc['data_partitions'])}; clock {doc['now']}"))

@@ -116,7 +116,7 @@ def fetch(versions: tuple[str, ...] = VERSIONS, quiet: bool = True) -> None:
     if not mvn:
         raise SystemExit("mvn not found: install Maven (Debian package `maven`)")
     for version in versions:
-        cmd = [mvn, "-B", *(["-q"] if quiet else []), f"-Dkafka.version={version}", "compile"]
+        cmd = [mvn, "-B", "-Dstyle.color=never", *(["-q"] if quiet else []), f"-Dkafka.version={version}", "compile"]
         print(f"fetching Kafka {version} ...", file=sys.stderr, flush=True)
         subprocess.run(cmd, cwd=HERE, check=True)
         classpath(version)

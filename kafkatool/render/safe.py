@@ -1,0 +1,55 @@
+"""Terminal safety: nothing that came from record data reaches a person's terminal raw.
+
+Record keys, values, header keys and values, topic, group and transactional ids, client ids, file names: any
+client (or whoever can write a file name) chooses them. Written raw, ``ESC ] 0;title BEL`` retitles the
+operator's terminal, ``ESC [2J`` clears it, a carriage return or a bidi override rewrites what a line
+appears to say. Every human renderer passes the values it shows through :func:`printable` (or
+:func:`printable_tree` over a whole document) and prints on a console from :func:`human_console`. Machine
+formats (JSON escapes control characters itself; ``-f kafka`` to a file or pipe) are not touched here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+from rich.console import Console
+
+# C0 controls (tab and newline included: inside a table cell they break the layout too), DEL, C1 controls,
+# the bidi embeddings/overrides/isolates and the Unicode line and paragraph separators.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    r"""``text`` with every control character shown escaped (``\x1b``, ``\x9b``, ``\u202e``).
+
+    ``keep_newlines`` leaves ``\n`` alone, for messages of kafkatool's own that span lines.
+    """
+    if not _UNSAFE.search(text):
+        return text
+    if keep_newlines:
+        return "\n".join(_UNSAFE.sub(_escape, line) for line in text.split("\n"))
+    return _UNSAFE.sub(_escape, text)
+
+
+def printable_tree(value: Any) -> Any:
+    """A copy of a JSON-like document with every string (and dict key) made :func:`printable`."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_tree(v) for v in value]
+    return value
+
+
+def human_console(out: TextIO, *, piped_width: int | None = 160, soft_wrap: bool = False,
+                  color: bool | None = None) -> Console:
+    """The console every human renderer prints on: terminal width on a terminal, ``piped_width`` otherwise."""
+    return Console(file=out, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=soft_wrap,
+                   width=None if out.isatty() else piped_width)
