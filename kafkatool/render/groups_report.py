@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 LEFT = {"group", "topic", "protocol", "assignor", "members", "problem"}
@@ -54,7 +54,7 @@ def render_groups(doc: Row, fmt: str, out: TextIO | None = None) -> None:
                                 "offsets": len(doc["offsets"]), "problems": len(doc["problems"]),
                                 "defects": len(doc["defects"])}).decode() + "\n")
         return
-    doc = printable_tree(doc)
+    doc = for_people(doc)
     console = human_console(out, piped_width=200)
     coordinators = ", ".join(doc["coordinator_partitions"]) or "none given"
     console.print(Text.assemble(("offsets topic: ", "bold"), f"{coordinators} ({doc['offsets_records']} records)"))

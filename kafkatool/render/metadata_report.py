@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 
@@ -58,7 +58,7 @@ def render_metadata(doc: Row, fmt: str, out: TextIO | None = None) -> None:
         summary["image"] = {k: v for k, v in image.items() if k not in ("brokers", "topics")}
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    _table_output(printable_tree(doc), human_console(out))
+    _table_output(for_people(doc), human_console(out))
 
 
 def _table_output(doc: Row, console: Console) -> None:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import human_console, printable, printable_tree
+from kafkatool.render.safe import for_people, human_console, printable
 
 Row = dict[str, Any]
 
@@ -195,7 +195,7 @@ class TableOutput:
         self.shown_header = set()
 
     def row(self, row: Row) -> None:
-        row = printable_tree(row)
+        row = for_people(row)
         rtype = row.get("type", "")
         if rtype == "defect":
             self.defects.append(row)

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 
@@ -36,7 +36,7 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
         summary["transactions"] = {k: v for k, v in doc["transactions"].items() if k != "items"}
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    doc = printable_tree(doc)
+    doc = for_people(doc)
     console = human_console(out)
     start = doc["start"]
     origin = f"snapshot {start['snapshot']}" if start["snapshot"] else "the log start"

@@ -9,7 +9,7 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 JSON_KEYS = ("scenario", "steps", "final", "differences", "violations")
@@ -32,7 +32,7 @@ def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     if fmt == "json":
         out.write(orjson.dumps({k: doc[k] for k in JSON_KEYS}, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    doc = printable_tree(doc)
+    doc = for_people(doc)
     console = human_console(out)
     s = doc["settings"]
     console.print(Text.assemble((str(doc["scenario"]), "bold"),
@@ -103,7 +103,7 @@ def render_replica_set(doc: dict[str, Any], fmt: str, out: TextIO | None = None)
     if fmt == "json":
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    doc = printable_tree(doc)
+    doc = for_people(doc)
     console = human_console(out)
     console.print(Text.assemble((doc["partition"], "bold"), f"  leader {doc['leader']}, ISR {doc['isr']}, "
                                 f"a new election would use epoch {doc['next_leader_epoch']}"))

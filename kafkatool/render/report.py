@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 
@@ -28,7 +28,7 @@ def render_report(findings: list[Row], summary: Row, fmt: str, out: TextIO | Non
             out.write(orjson.dumps({"type": "finding", **row}).decode() + "\n")
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    findings, summary = printable_tree(findings), printable_tree(summary)
+    findings, summary = for_people(findings), for_people(summary)
     console = human_console(out)
     counts = summary["counts"]
     scope = (f"{summary['log_dirs']} log dir{'s' if summary['log_dirs'] != 1 else ''}, "
@@ -63,7 +63,7 @@ def render_report(findings: list[Row], summary: Row, fmt: str, out: TextIO | Non
 
 def render_expectation(missing: list[Row], unexpected: list[Row], out: TextIO | None = None) -> None:
     """The comparison with an ``expect.json``: what was declared but not found, and the reverse."""
-    missing, unexpected = printable_tree(missing), printable_tree(unexpected)
+    missing, unexpected = for_people(missing), for_people(unexpected)
     console = human_console(out or sys.stderr, piped_width=None, soft_wrap=True)
     if not missing and not unexpected:
         console.print(Text("✓ findings match the expectation", style="green bold"))

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 STEP_STYLE = {"truncate": "bold red", "delete-segment": "red", "fail": "bold red", "missing-index": "yellow",
@@ -72,7 +72,7 @@ def render_restart(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     if fmt == "json":
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    doc = printable_tree(doc)
+    doc = for_people(doc)
     console = human_console(out, soft_wrap=True)
     marker = "present" if doc["clean_shutdown_marker"] else "absent"
     console.print(Text(f"{doc['log_dir']}: clean shutdown marker {marker}; the broker would start "

@@ -1,4 +1,4 @@
-"""Terminal safety: nothing that came from record data reaches a person's terminal raw.
+"""What a person reads: nothing from record data reaches the terminal raw, and times read as ISO-8601.
 
 Record keys, values, header keys and values, topic, group and transactional ids, client ids, file names: any
 client (or whoever can write a file name) chooses them. Written raw, ``ESC ] 0;title BEL`` retitles the
@@ -11,6 +11,7 @@ formats (JSON escapes control characters itself; ``-f kafka`` to a file or pipe)
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -45,6 +46,37 @@ def printable_tree(value: Any) -> Any:
         return {printable(k) if isinstance(k, str) else k: printable_tree(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [printable_tree(v) for v in value]
+    return value
+
+
+def iso_time(ms: int) -> str | None:
+    """Epoch milliseconds as ISO-8601 UTC (``2023-11-14T22:13:20.016Z``); ``None`` for Kafka's -1 (no time)."""
+    if ms < 0:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, ValueError, OSError):
+        return str(ms)  # past year 9999: a hostile or corrupt timestamp, shown as the number it is
+
+
+def is_time_key(key: str) -> bool:
+    """Whether a document key holds epoch milliseconds: ``*timestamp`` fields and the clock ``now``."""
+    return key.endswith("timestamp") or key == "now"
+
+
+def for_people(value: Any) -> Any:
+    """A document ready for a human renderer: strings :func:`printable`, times (:func:`is_time_key`) in ISO-8601.
+
+    The machine formats keep raw milliseconds; only tables and text get this view.
+    """
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k:
+                iso_time(v) if isinstance(k, str) and is_time_key(k) and type(v) is int else for_people(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [for_people(v) for v in value]
     return value
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 SEVERITY_STYLE = {"error": "red bold", "warning": "yellow", "info": "dim"}
 
@@ -25,7 +25,7 @@ def render_scan(summary: dict[str, Any], fmt: str, out: TextIO | None = None) ->
         out.write(orjson.dumps({"type": "scan", **summary} if fmt == "jsonl" else summary, option=option).decode())
         out.write("\n")
         return
-    summary = printable_tree(summary)
+    summary = for_people(summary)
     console = human_console(out)
     counts = summary["counts"]
     console.print(Text.assemble(

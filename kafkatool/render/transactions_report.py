@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import human_console, printable_tree
+from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
 
@@ -51,7 +51,7 @@ def render_transactions(doc: Row, fmt: str, out: TextIO | None = None) -> None:
         summary.update(hanging=len(doc["hanging"]), defects=len(doc["defects"]))
         out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
         return
-    doc = printable_tree(doc)
+    doc = for_people(doc)
     console = human_console(out, piped_width=200)
     coordinators = ", ".join(doc["coordinator_partitions"]) or "none given"
     console.print(Text.assemble(("transaction log: ", "bold"), f"{coordinators} ({doc['transaction_log_records']} "
