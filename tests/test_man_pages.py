@@ -1,0 +1,34 @@
+"""Man pages: clean for groff (``-ww`` warns about every questionable request) and shipped in the wheel under
+``share/man/man1``, so ``man kafkatool-dump-segment`` works after ``pip install`` (issue 20)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = sorted(p.name for p in (REPO / "man").glob("*.1"))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_groff_prints_no_warning(page: str) -> None:
+    if not shutil.which("groff"):
+        pytest.skip("groff not installed")
+    proc = subprocess.run(["groff", "-ww", "-z", "-man", str(REPO / "man" / page)], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_the_wheel_installs_every_man_page(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("kafkatool-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        shipped = {Path(n).name for n in z.namelist() if "/data/share/man/man1/" in n}
+    assert shipped == set(PAGES)
