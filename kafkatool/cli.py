@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from kafkatool import __version__
 from kafkatool.schema import codecs
@@ -24,6 +25,25 @@ COMMANDS: dict[str, str] = {
     "groups": "groups",
 }
 GROUPS: dict[str, str] = {"fixture": "fixture"}
+SUMMARIES: dict[str, str] = {
+    "dump-segment": "Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage.",
+    "check": "Cross-check every file of a broker's log dirs and say what Kafka will do with what is wrong.",
+    "replay-producers": "Replay a partition's idempotent and transactional producer state from its log.",
+    "simulate-restart": "Simulate a broker start on a log dir: recovery, truncation, producer state, and what is "
+                        "lost.",
+    "simulate-replication": "Step one partition's leader and followers through a scenario, or compare real "
+                            "replicas' log dirs:\nHW, ISR, divergence, truncation, losses.",
+    "scan": "Scan a fleet's log dirs into Parquet tables: batches, partitions, producers, findings.",
+    "metadata": "Load a KRaft metadata log as Kafka does and print the cluster's metadata image.",
+    "report": "Write a self-contained HTML incident report: verdict, segment maps, epochs, producers, replicas, "
+              "findings.",
+    "transactions": "Find hanging transactions in broker log dirs: open, older than the timeout, and no "
+                    "coordinator to end them.",
+    "groups": "List consumer groups' committed offsets with their lag, and offsets outside their partition's log.",
+    "fixture": "Build deterministic Kafka log dirs (healthy or damaged) from named scenarios.",
+}
+"""Each subcommand's one-line help (its docstring's first paragraph), so ``kafkatool --help`` lists them all
+without importing any (a test keeps this equal to the docstrings)."""
 
 
 def _version(value: bool) -> None:
@@ -44,8 +64,30 @@ def root(
     codecs.set_max_output(max_decompressed_bytes)
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The Typer app with every subcommand, or with only the subcommand ``only``."""
+class _LazyRoot(typer.core.TyperGroup):
+    """The root command group that imports a subcommand's module only when that subcommand runs: its
+    ``--help`` lists :data:`SUMMARIES` (the start-up of ``kafkatool --help`` is the interpreter's and Typer's)."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        return [*COMMANDS, *GROUPS]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:  # type: ignore[override]
+        if cmd_name not in self.commands and cmd_name in SUMMARIES:
+            full = typer.main.get_command(build_app(cmd_name))
+            self.commands[cmd_name] = full.commands[cmd_name]  # type: ignore[attr-defined]
+        return self.commands.get(cmd_name)  # type: ignore[return-value]
+
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, typer.core.TyperCommand(n, help=SUMMARIES[n]).get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def build_app(only: str | None = None, *, lazy: bool = False) -> typer.Typer:
+    """The Typer app with every subcommand, with only the subcommand ``only``, or (``lazy``) with each one
+    imported when it runs."""
     import importlib
 
     cli = typer.Typer(
@@ -57,12 +99,13 @@ def build_app(only: str | None = None) -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
+        **({"cls": _LazyRoot} if lazy else {}),
     )
     for name, module in COMMANDS.items():
-        if only is None or only == name:
+        if not lazy and (only is None or only == name):
             cli.command(name, no_args_is_help=True)(importlib.import_module(f"kafkatool.commands.{module}").command)
     for name, module in GROUPS.items():
-        if only is None or only == name:
+        if not lazy and (only is None or only == name):
             cli.add_typer(importlib.import_module(f"kafkatool.commands.{module}").app, name=name)
     cli.callback()(root)
     return cli
@@ -77,8 +120,12 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
-    """Console-script entry point: the named subcommand alone when the first argument names one."""
+    """Console-script entry point: the named subcommand alone when the first argument names one, else the lazy
+    root (``--help``, ``--version``, global options before the subcommand)."""
     import sys
 
     first = sys.argv[1] if len(sys.argv) > 1 else None
-    build_app(first if first in COMMANDS or first in GROUPS else None)()
+    if first in COMMANDS or first in GROUPS:
+        build_app(first)()
+    else:
+        build_app(lazy=True)()
