@@ -160,3 +160,13 @@ def test_a_later_plain_commit_wins_over_an_earlier_pending_transactional_one() -
     seg.entries[1] = batch(1, -1, [Record(1, 0, key, None)])
     state = replay_offsets([part], DECODER.decode)
     assert ("g", "t", 0) not in state.offsets
+
+
+def test_a_group_filter_that_matches_nothing_says_so_and_exits_2() -> None:
+    """``--group`` naming no group of the offsets topic: one line listing the groups there, exit 2, no table."""
+    root = shared_dir("corpus") / CASE / "input"
+    res = runner.invoke(app, ["groups", "--group", "no-such-group", str(root)])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "no such group" in res.stderr and "billing-service-28" in res.stderr
+    none = runner.invoke(app, ["groups", "--group", "x", str(Path(__file__).parents[1] / "fixtures" / "demo")])
+    assert none.exit_code == 2 and "no __consumer_offsets partition" in none.stderr

@@ -10,7 +10,7 @@ import typer
 from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.engine.groups import PartitionEnds, group_rows, offset_rows, replay_offsets
 from kafkatool.engine.replay import replay
-from kafkatool.errors import ExitCode
+from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.partitions import LocatedPartition, read_partitions
 from kafkatool.render.groups_report import render_groups
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
@@ -40,6 +40,14 @@ def build_document(paths: list[str], *, group: str | None = None) -> dict[str, A
     ends = {(p.topic, p.partition): _ends(p) for p in parts if (p.topic, p.partition) in wanted}
     offsets = [r for r in offset_rows(state, ends) if group is None or r["group"] == group]
     groups = [g for g in group_rows(state, offsets) if group is None or g["group"] == group]
+    if group is not None and not groups and not offsets:
+        if not offset_parts:
+            raise UsageError(f"groups --group {group}: no {OFFSETS_TOPIC} partition in the given log dirs")
+        known = sorted(set(state.groups) | {g for (g, _, _) in state.offsets})
+        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        where = ", ".join(p.directory for p in offset_parts)
+        raise UsageError(f"groups --group {group}: no such group in {where}"
+                         + (f" (groups there: {listed})" if known else " (it holds no group)"))
     defects = [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason} for d in dir_defects]
     defects += [{"file": p["partition"], "position": p["position"], "field": f"record {p['offset']}",
                  "reason": p["reason"]} for p in state.problems]
