@@ -8,6 +8,7 @@ import typer
 import typer.core
 
 from kafkatool import __version__
+from kafkatool.commands.help_style import ManStyleCommand
 from kafkatool.schema import codecs
 
 # Subcommands and their modules, in the order --help lists them. A run imports only the module of the
@@ -103,7 +104,8 @@ def build_app(only: str | None = None, *, lazy: bool = False) -> typer.Typer:
     )
     for name, module in COMMANDS.items():
         if not lazy and (only is None or only == name):
-            cli.command(name, no_args_is_help=True)(importlib.import_module(f"kafkatool.commands.{module}").command)
+            cli.command(name, no_args_is_help=True, cls=ManStyleCommand)(
+                importlib.import_module(f"kafkatool.commands.{module}").command)
     for name, module in GROUPS.items():
         if not lazy and (only is None or only == name):
             cli.add_typer(importlib.import_module(f"kafkatool.commands.{module}").app, name=name)

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from kafkatool.commands.common import run_guarded
+from kafkatool.commands.help_style import ManStyleCommand
 from kafkatool.errors import UnreadableInputError
 from kafkatool.writing.fixtures import SCENARIOS, build_scenario, get_scenario
 
@@ -27,7 +28,7 @@ app = typer.Typer(
 )
 
 
-@app.command("list")
+@app.command("list", cls=ManStyleCommand)
 def list_command() -> None:
     """List every scenario with a one-line description (damaged ones are marked)."""
 
@@ -41,7 +42,7 @@ def list_command() -> None:
     run_guarded(body)
 
 
-@app.command("build", no_args_is_help=True)
+@app.command("build", no_args_is_help=True, cls=ManStyleCommand)
 def build_command(
     scenario: Annotated[str, typer.Argument(help="Scenario name (see 'kafkatool fixture list').",
                                             metavar="SCENARIO", show_default=False)],
