@@ -211,3 +211,17 @@ def test_big_logs_draw_merged_bars() -> None:
     assert merged == [(0, 9998, 0), (10000, 19998, 1)]
     few = spans[:10]
     assert report_plots.coalesce(few, 20000) == few
+
+
+def test_report_says_where_it_wrote_and_the_verdict(tmp_path: Path) -> None:
+    """One line on stderr: the page's path and size, then the verdict's headline; nothing on stdout."""
+    out = tmp_path / "r.html"
+    code, stdout, stderr = run_cli("report", "--now", CLOCK, "-o", str(out), str(REPO / "fixtures" / "torn-write"))
+    page = ReportParser()
+    page.feed(out.read_text())
+    headline = page.by_id("verdict")
+    assert stdout == ""
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith(f"report: wrote {out} ({out.stat().st_size:,} bytes). ")
+    assert code == (0 if headline["data-level"] == "healthy" else 1)
+    assert {"healthy": "Healthy", "damaged": "Damaged", "loses-data": "Would lose data"}[headline["data-level"]] in line

@@ -32,6 +32,7 @@ from kafkatool.model import LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.render.html_report import render_html
+from kafkatool.render.output import Diagnostics
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
@@ -308,7 +309,11 @@ def command(
         doc = build_report(paths, now=now, timeout_ms=transaction_timeout_ms, leader=leader, isr=members,
                            leader_epoch=leader_epoch)
         doc["title"] = title or "Kafka incident report: " + ", ".join(i["label"] for i in doc["inputs"])
-        write_atomic(target, render_html(doc).encode())
-        return int(ExitCode.CLEAN if doc["verdict"]["level"] == "healthy" else ExitCode.DEFECTS)
+        page = render_html(doc).encode()
+        write_atomic(target, page)
+        verdict = doc["verdict"]
+        Diagnostics().verdict(f"report: wrote {target} ({len(page):,} bytes). {verdict['headline']}",
+                              verdict["level"])
+        return int(ExitCode.CLEAN if verdict["level"] == "healthy" else ExitCode.DEFECTS)
 
     run_guarded(body)

@@ -287,6 +287,11 @@ class Diagnostics:
         """``kafkatool: warning: ...`` in yellow."""
         self.console.print(Text.assemble(("kafkatool: warning: ", "yellow"), printable(message, keep_newlines=True)))
 
+    def verdict(self, message: str, level: str) -> None:
+        """A closing one-line verdict, green when ``level`` is ``healthy``, yellow when ``damaged``, red else."""
+        style = {"healthy": "green bold", "damaged": "yellow bold"}.get(level, "red bold")
+        self.console.print(Text(printable(message, keep_newlines=True), style=style))
+
     def note(self, message: str) -> None:
         """A plain dim line."""
         self.console.print(Text(printable(message, keep_newlines=True), style="dim"))
