@@ -129,3 +129,29 @@ def test_input_is_never_modified(corpus_root: Path) -> None:
     before = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*")}
     runner.invoke(app, ["check", str(root)])
     assert before == {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*")}
+
+
+def test_the_table_reads_at_80_columns_without_splitting_a_code_or_a_file_name() -> None:
+    """Every damaged fixture and corpus case at 80 columns: no line wider than 80, and each finding's code and
+    file name whole on its first line."""
+    import io
+
+    from kafkatool.render.report import render_report
+
+    roots = [p for p in (Path(__file__).parents[1] / "fixtures").iterdir() if (p / "expect.json").is_file()]
+    roots += [SHARED / "corpus" / c / "input" for c in corpus_cases()[:40]]
+    checked = 0
+    for root in roots:
+        _, doc = check_json(str(root))
+        out = io.StringIO()
+        out.isatty = lambda: True  # type: ignore[method-assign]  # a terminal 80 columns wide
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("COLUMNS", "80")
+            render_report(doc["findings"], {**doc["summary"], "show_info": True}, "table", out)
+        lines = re.sub("\x1b\\[[0-9;]*m", "", out.getvalue()).splitlines()
+        assert all(len(line) <= 80 for line in lines), root
+        for f in doc["findings"]:
+            head = f"{f['code']}  {f['file']}"
+            assert any(head in line for line in lines), (root, head)
+            checked += 1
+    assert checked > 20

@@ -4,10 +4,10 @@ without the source; JSON / JSON lines for machines."""
 from __future__ import annotations
 
 import sys
+import textwrap
 from typing import Any, TextIO
 
 import orjson
-from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
@@ -39,26 +39,27 @@ def render_report(findings: list[Row], summary: Row, fmt: str, out: TextIO | Non
         console.print(Text.assemble(("✓ healthy", "green bold"), f"  {scope}; "
                                     f"{counts['info']} informational note{'s' if counts['info'] != 1 else ''}"))
         return
-    table = Table(box=None, show_edge=False, header_style="bold", pad_edge=False)
     multi = summary["log_dirs"] > 1
-    table.add_column("severity")
-    table.add_column("code")
-    if multi:
-        table.add_column("log dir")
-    table.add_column("file", overflow="fold")
-    table.add_column("byte", justify="right")
-    table.add_column("what it means", overflow="fold", ratio=1)
+    log_dir = None
     for f in shown:
-        cells = [Text(f["severity"], style=SEVERITY_STYLE.get(f["severity"], "")), Text(f["code"])]
-        if multi:
-            cells.append(Text(f["log_dir"]))
-        cells += [Text(f["file"]), Text("" if f["position"] is None else str(f["position"])), Text(f["reason"])]
-        table.add_row(*cells)
-    console.print(table)
+        if multi and f["log_dir"] != log_dir:
+            log_dir = f["log_dir"]
+            console.print(Text("across log dirs:" if log_dir == "*" else f"{log_dir}:", style="bold"))
+        console.print(_finding(f, console.width))
     verdict = "✗" if counts["error"] else "!"
     style = "red bold" if counts["error"] else "yellow bold"
     console.print(Text.assemble((f"{verdict} {counts['error']} error(s), {counts['warning']} warning(s)", style),
                                 f", {counts['info']} note(s)  {scope}"))
+
+
+def _finding(f: Row, width: int) -> Text:
+    """One finding as a block that reads at 80 columns: ``severity code file @ byte N`` on one line (wrapped only
+    between words, so a code or a file name is never split), then what it means, indented."""
+    where = f["file"] if f["position"] is None else f"{f['file']} @ byte {f['position']}"
+    reason = textwrap.fill(f["reason"], width=max(width, 40), initial_indent=" " * 9, subsequent_indent=" " * 9,
+                           break_long_words=False, break_on_hyphens=False)
+    return Text.assemble((f"{f['severity']:<8}", SEVERITY_STYLE.get(f["severity"], "")), " ", (f["code"], "bold"),
+                         "  ", where, "\n", reason)
 
 
 def render_expectation(missing: list[Row], unexpected: list[Row], out: TextIO | None = None) -> None:
