@@ -70,3 +70,30 @@ def corpus_root() -> Path:
 def vectors_root() -> Path:
     """``../shared/vectors``."""
     return shared_dir("vectors")
+
+
+def listening_sockets(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of every TCP socket ``pid`` listens on, from /proc (address as /proc prints it:
+    ``0100007F`` is 127.0.0.1)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            cols = line.split()
+            if cols[3] == "0A" and cols[9] in inodes:  # 0A: LISTEN
+                addr, port = cols[1].split(":")
+                found.add((addr, int(port, 16)))
+    return found
+
+
+LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+"""127.0.0.1, ::ffff:127.0.0.1 and ::1 as /proc/net/tcp{,6} print them."""

@@ -142,3 +142,32 @@ def test_options_reach_the_readers_whatever_their_case(spark: Any, tmp_path: Pat
         "numPartitions", "1000").load(str(log_dir))
     assert frame.rdd.getNumPartitions() == ranges  # one task per range when asked for more tasks than ranges
     assert frame.count() == 400
+
+
+def test_the_jvm_listens_on_loopback_only(spark: Any) -> None:
+    """The driver JVM of a local master (its block manager, RPC and Py4J servers) binds to 127.0.0.1."""
+    from tests.conftest import LOOPBACK, listening_sockets
+
+    jvm = spark.sparkContext._gateway.proc  # the JVM PySpark launched
+    listening = listening_sockets(jvm.pid)
+    assert listening
+    assert all(addr in LOOPBACK for addr, _ in listening), listening
+
+
+def test_spark_logs_go_to_a_file_named_in_one_line(tmp_path: Path) -> None:
+    """A fresh ``kafkatool scan --engine spark``: no log4j or JVM line on the terminal, one line naming the file
+    that holds them."""
+    import subprocess
+    import sys
+
+    if _unavailable():
+        pytest.skip(_unavailable() or "")
+    proc = subprocess.run([sys.executable, "-m", "kafkatool", "scan", "--engine", "spark", "--master", "local[1]",
+                           "--no-progress", "--fail-on", "never", "--out", str(tmp_path / "out"),
+                           str(REPO / "fixtures" / "demo")], capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("Spark's own log (log4j, JVM warnings): ")
+    log = Path(line.split(": ", 1)[1])
+    assert "log4j" in log.read_text()
+    log.unlink()

@@ -17,7 +17,9 @@ from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, Usa
 from kafkatool.fleet.analyse import SEVERITY_RANK
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
-from kafkatool.render.scan_report import byte_progress, render_scan
+from kafkatool.render.output import Diagnostics
+from kafkatool.render.scan_report import byte_progress, render_scan, stage_progress
+from kafkatool.writing.process_log import process_log_path, stderr_to
 from kafkatool.writing.tables import TableOutput
 
 
@@ -52,20 +54,27 @@ def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
 
 
-def _spark(paths: list[str], output: TableOutput, *, master: str,
-           chunk_bytes: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
+def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: int,
+           show_progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
     try:
         from kafkatool.fleet import spark as fleet_spark
     except ImportError as err:
         raise UsageError(f"--engine spark needs pyspark ({err.name} is not installed): "
                          "pip install 'kafkatool[spark]'") from None
     plan = make_plan(paths, chunk_bytes=chunk_bytes)  # also validates the paths before the JVM starts
+    log = process_log_path("spark")
     try:
-        spark, started = fleet_spark.session(master)
+        with stderr_to(log):  # the JVM keeps this as its stderr: log4j and JVM warnings go to the file
+            spark, started = fleet_spark.session(master)
     except Exception as err:  # no Java, a bad master URL: the engine cannot run here
-        raise UsageError(f"--engine spark could not start Spark on {master}: {_first_line(err)}") from None
+        raise UsageError(f"--engine spark could not start Spark on {master}: {_first_line(err)} "
+                         f"(Spark's log: {log})") from None
+    if started:
+        Diagnostics().note(f"Spark's own log (log4j, JVM warnings): {log}")
     try:
-        part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output, chunk_bytes=chunk_bytes)
+        with stage_progress(lambda: fleet_spark.stage_progress(spark), enabled=show_progress):
+            part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output,
+                                                                        chunk_bytes=chunk_bytes)
     except KafkatoolError:
         raise
     except Exception as err:
@@ -99,7 +108,7 @@ def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, c
                                                                   show_progress=show_progress)
         else:
             parts, findings, batches, log_dirs, segments = _spark(paths, output, master=master,
-                                                                  chunk_bytes=chunk_bytes)
+                                                                  chunk_bytes=chunk_bytes, show_progress=show_progress)
         output.commit()
     summary = summarise(parts, findings, log_dirs=log_dirs, segments=segments,
                         scanned_bytes=sum(p["size_bytes"] for p in parts), batch_rows=batches)

@@ -212,9 +212,18 @@ def register(spark: Any) -> None:
         spark.dataSource.register(source)
 
 
+def is_local_master(master: str) -> bool:
+    """Whether ``master`` runs Spark inside this process's JVM (``local``, ``local[N]``, ``local[*]``...)."""
+    return master == "local" or master.startswith("local[")
+
+
 def session(master: str = "local[*]", app_name: str = "kafkatool-scan") -> tuple[Any, bool]:
     """A Spark session with the ``kafka-*`` sources registered, and whether this call started it (an active
-    session, e.g. a notebook's, is reused and must not be stopped by us). Python workers run this interpreter."""
+    session, e.g. a notebook's, is reused and must not be stopped by us). Python workers run this interpreter.
+
+    A local master binds to 127.0.0.1 only. The JVM starts inside this call and inherits file descriptor 2: a
+    caller that wants its log4j output and JVM warnings off the terminal points fd 2 elsewhere around the call.
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -224,15 +233,29 @@ def session(master: str = "local[*]", app_name: str = "kafkatool-scan") -> tuple
         register(active)
         return active, False
 
-    spark = (SparkSession.builder.master(master).appName(app_name)
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-             .config("spark.sql.shuffle.partitions", "4")
-             .getOrCreate())
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.sql.shuffle.partitions", "4"))
+    if is_local_master(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark, True
+
+
+def stage_progress(spark: Any) -> list[tuple[int, str, int, int]]:
+    """The running stages: ``(stage id, name, completed tasks, tasks)`` from Spark's status tracker."""
+    tracker = spark.sparkContext.statusTracker()
+    out = []
+    for stage_id in sorted(tracker.getActiveStageIds()):
+        info = tracker.getStageInfo(stage_id)
+        if info is not None:
+            out.append((stage_id, str(info.name).split(" at ")[0], int(info.numCompletedTasks), int(info.numTasks)))
+    return out
 
 
 def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,

@@ -67,3 +67,43 @@ def byte_progress(total: int, description: str, *, enabled: bool,
                   TimeRemainingColumn(), console=Console(file=err or sys.stderr), transient=True) as bar:
         task = bar.add_task(description, total=max(total, 1))
         yield lambda n: bar.advance(task, n)
+
+
+@contextmanager
+def stage_progress(poll: Callable[[], list[tuple[int, str, int, int]]], *, enabled: bool,
+                   err: TextIO | None = None, every_s: float = 0.25) -> Iterator[None]:
+    """One bar per running Spark stage on stderr (``poll()`` gives ``(stage id, name, done, tasks)``), refreshed
+    from a background thread while the block runs; a no-op when not ``enabled``."""
+    if not enabled:
+        yield
+        return
+    import threading
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    stop = threading.Event()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(file=err or sys.stderr), transient=True) as bar:
+        tasks: dict[int, Any] = {}
+
+        def refresh() -> None:
+            while not stop.wait(every_s):
+                try:
+                    stages = poll()
+                except Exception:  # the session is stopping: nothing more to show
+                    return
+                for stage_id, name, done, total in stages:
+                    if stage_id not in tasks:
+                        tasks[stage_id] = bar.add_task(f"stage {stage_id} {name}", total=max(total, 1))
+                    bar.update(tasks[stage_id], completed=done, total=max(total, 1))
+                running = {s[0] for s in stages}
+                for stage_id in [t for t in tasks if t not in running]:
+                    bar.remove_task(tasks.pop(stage_id))
+
+        thread = threading.Thread(target=refresh, name="spark-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import listening_sockets
 from tests.kafka.broker import Cluster, oracle
 
 
@@ -21,26 +22,6 @@ def _alive(pid: int) -> bool:
         return f.read().split(") ", 1)[1][0] != "Z"
 
 
-def _listening_ports(pid: int) -> set[tuple[str, int]]:
-    """(address, port) of every TCP socket ``pid`` listens on, from /proc."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        if not os.path.exists(table):
-            continue
-        for line in Path(table).read_text().splitlines()[1:]:
-            cols = line.split()
-            if cols[3] == "0A" and cols[9] in inodes:  # 0A: LISTEN
-                addr, port = cols[1].split(":")
-                found.add((addr, int(port, 16)))
-    return found
 
 
 def test_the_pinned_release_runs_on_loopback_and_stops_with_the_test(kafka_version: str, tmp_path: Path) -> None:
@@ -53,7 +34,7 @@ def test_the_pinned_release_runs_on_loopback_and_stops_with_the_test(kafka_versi
         pids.append(node.proc.pid)
         logged = re.search(r"Kafka version: (\S+)", node.log_text())
         assert logged and logged.group(1) == kafka_version
-        listening = _listening_ports(node.proc.pid)
+        listening = listening_sockets(node.proc.pid)
         ports = {port for _, port in listening}
         assert {node.port, node.controller_port} <= ports
         # 7F000001 little-endian is 0100007F: every listener of the broker is on 127.0.0.1
