@@ -71,6 +71,8 @@ def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: i
                          f"(Spark's log: {log})") from None
     if started:
         Diagnostics().note(f"Spark's own log (log4j, JVM warnings): {log}")
+    else:  # an active session was reused: no JVM started, nothing was logged
+        log.unlink(missing_ok=True)
     try:
         with stage_progress(lambda: fleet_spark.stage_progress(spark), enabled=show_progress):
             part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output,
