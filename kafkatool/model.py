@@ -243,6 +243,8 @@ class LegacyBatch:
     value: bytes | None
     crc_valid: bool | None = None
     records: list[Record] | None = None
+    inner_span: tuple[int, int] | None = None
+    """A compressed wrapper's (first inner offset, inner message count), known without keeping the records."""
 
     @property
     def size_in_bytes(self) -> int:
@@ -256,9 +258,12 @@ class LegacyBatch:
 
     @property
     def base_offset(self) -> int:
-        """Kafka's ``baseOffset()`` of a legacy wrapper needs the inner messages; shallow: stored offset."""
+        """Kafka's ``baseOffset()`` (``AbstractLegacyRecordBatch``): a compressed wrapper's first inner offset (its
+        stored offset is the last); an uncompressed message's stored offset."""
         if self.records:
             return self.records[0].offset
+        if self.inner_span is not None:
+            return self.inner_span[0]
         return self.offset
 
     @property

@@ -169,7 +169,7 @@ def _legacy_row(e: LegacyBatch) -> Row:
         "position": e.position,
         "base_offset": e.base_offset,
         "last_offset": e.last_offset,
-        "count": None if e.records is None else len(e.records),
+        "count": len(e.records) if e.records is not None else (e.inner_span[1] if e.inner_span else None),
         "size": e.size_in_bytes,
         "magic": e.magic,
         "compression": _codec(e),

@@ -17,7 +17,7 @@ from contextlib import suppress
 from crc32c import crc32c
 
 from kafkatool.errors import DecodeError
-from kafkatool.model import Defect, LegacyBatch, LogEntry, RecordBatch
+from kafkatool.model import Compression, Defect, LegacyBatch, LogEntry, RecordBatch
 from kafkatool.schema import record_batch as rb
 
 RECORD_OVERHEAD_V0 = 14  # the smallest legacy message: crc, magic, attributes, key and value lengths
@@ -259,4 +259,13 @@ def _read_legacy(buf: bytes | memoryview, pos: int, deep: bool,
             entry.records = legacy.inner_records(entry, max_output=max_output)
         except DecodeError as err:
             return entry, err
+    elif entry.compression is not Compression.NONE:
+        # Kafka's baseOffset() of a wrapper is its first inner offset: a shallow read needs the inner messages too
+        # (their damage is the deep read's to report).
+        try:
+            inner = legacy.inner_records(entry, max_output=max_output)
+        except DecodeError:
+            inner = []
+        if inner:
+            entry.inner_span = (inner[0].offset, len(inner))
     return entry, None
