@@ -75,9 +75,9 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
     if kind == "snapshot":
         data = siblings.read_if_exists(path)
         if data is None:
-            return dls.dump_snapshot(path, None)
+            return dls.dump_snapshot(path, None, layout=session.layout)
         entries, corrupt = _snapshot(data)
-        return dls.dump_snapshot(path, entries, corrupt)
+        return dls.dump_snapshot(path, entries, corrupt, layout=session.layout)
     if kind == "txnindex":
         data = siblings.read_if_exists(path)
         base = dls.base_offset_of(path)
@@ -102,13 +102,14 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
 
 def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_index_only: bool,
                      index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
-                     skip_record_metadata: bool, out: TextIO, err: TextIO, parser: Parser | None = None) -> int:
+                     skip_record_metadata: bool, out: TextIO, err: TextIO, parser: Parser | None = None,
+                     layout: dls.KafkaLayout = dls.DEFAULT_LAYOUT) -> int:
     """Dump ``paths`` as ``kafka-dump-log.sh --files`` would; returns its exit code (0, or 1 on an exception).
 
     stdout text goes to ``out``, stderr lines (unknown files, corrupt snapshots, the crash message, the
-    summaries) to ``err``. Paths are printed as given.
+    summaries) to ``err``. Paths are printed as given; ``layout`` is the release line whose text is reproduced.
     """
-    session = dls.DlsSession()
+    session = dls.DlsSession(layout)
     for given in paths:
         path = dls.java_file(given)
         out.write(f"Dumping {path}\n")

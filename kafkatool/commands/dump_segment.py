@@ -318,16 +318,26 @@ def command(
         help="Record format of internal topics: auto (by the partition's topic name), none, or a decoder name "
              "(" + ", ".join(sorted(decoders())) + "). A name implies --print-data.")]
     = "auto",  # type: ignore[assignment]
+    kafka_version: Annotated[str, typer.Option(
+        "--kafka-version", metavar="VERSION",
+        help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, or 4.1 to "
+             "4.4 (which print alike); a patch version such as 3.9.2 is accepted.")] = "4.4",
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage."""
 
     def body() -> int:
         choice = str(getattr(topic_decoder, "value", topic_decoder))
         parser = None
-        if fmt is Format.kafka and choice not in ("auto", "none"):
-            from kafkatool.engine.dls_decoders import PARSERS
+        from kafkatool.engine.dls import layout_for
 
-            parser = PARSERS.get(choice)
+        layout = layout_for(kafka_version)
+        if layout is None:
+            raise UsageError(f"--kafka-version {kafka_version}: kafkatool reproduces DumpLogSegments of 3.9, 4.0 and "
+                             "4.1 to 4.4")
+        if fmt is Format.kafka and choice not in ("auto", "none"):
+            from kafkatool.engine.dls_decoders import PARSERS, parser_for
+
+            parser = parser_for(choice, layout)
             if parser is None:
                 raise UsageError(f"--decoder {choice} has no kafka-dump-log.sh form here; with --format kafka use "
                                  + " or ".join(sorted(PARSERS)))
@@ -338,7 +348,8 @@ def command(
             return run_kafka_format(
                 kafka_paths(paths), deep=deep or shown, print_data=shown, verify_index_only=verify_index_only,
                 index_sanity_check=index_sanity_check, max_message_size=max_message_size, max_bytes=max_bytes,
-                skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr, parser=parser)
+                skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr, parser=parser,
+                layout=layout)
         if verify_index_only or index_sanity_check or skip_record_metadata:
             raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "
                              "--format kafka (use --verify for kafkatool's own checks)")

@@ -543,6 +543,57 @@ def _legacy_record_valid(record: Record) -> bool:
     return bool(record.crc_valid)
 
 
+# --- what differs between release lines ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KafkaLayout:
+    """The points where DumpLogSegments' text differs between the Kafka release lines kafkatool reproduces, each
+    found by dumping files real brokers of that line wrote (``tests/kafka/decoding.py``).
+
+    ``leader_change_json``: a KRaft ``LeaderChange`` control record prints as ``LeaderChange: {json}`` (4.1+,
+    the Java tool) instead of the Scala tool's fallback ``controlType: LEADER_CHANGE(2)`` (3.9, 4.0).
+    ``snapshot_space_without_batch``: a producer-snapshot entry without batch metadata ends with a space (the
+    Scala tool prints ``lastTimestamp: N `` and then the optional batch part).
+    ``transaction_log_json``: ``--transaction-log-decoder`` prints the key and value as the offsets decoder does
+    (``{"type":"0","data":...}``, the value's converter JSON with the status by name) instead of
+    ``transaction_metadata::transactionalId=...`` and ``producerId:..,state=..``.
+    """
+
+    name: str
+    leader_change_json: bool
+    snapshot_space_without_batch: bool
+    transaction_log_json: bool
+
+
+LAYOUTS: dict[str, KafkaLayout] = {
+    "3.9": KafkaLayout("3.9", leader_change_json=False, snapshot_space_without_batch=True,
+                       transaction_log_json=False),
+    "4.0": KafkaLayout("4.0", leader_change_json=False, snapshot_space_without_batch=True,
+                       transaction_log_json=False),
+    "4.4": KafkaLayout("4.4", leader_change_json=True, snapshot_space_without_batch=False,
+                       transaction_log_json=True),
+}
+DEFAULT_LAYOUT = LAYOUTS["4.4"]
+"""The newest release line, the default of ``--kafka-version``."""
+
+
+def layout_for(version: str) -> KafkaLayout | None:
+    """The layout for a Kafka version (``3.9``, ``3.9.2``, ``4.0``, ``4.1`` to ``4.4``, with or without a patch
+    number); 4.1 to 4.3 print as 4.4 does (the Java tool of 4.1 onwards); ``None`` for a version not reproduced."""
+    parts = version.strip().split(".")
+    if not 2 <= len(parts) <= 3 or not all(x.isdigit() for x in parts):
+        return None
+    major, minor = int(parts[0]), int(parts[1])
+    if (major, minor) == (3, 9):
+        return LAYOUTS["3.9"]
+    if (major, minor) == (4, 0):
+        return LAYOUTS["4.0"]
+    if major == 4 and 1 <= minor <= 4:
+        return LAYOUTS["4.4"]
+    return None
+
+
 # --- KRaft control records: the generated JSON converters ------------------------------------------
 
 
@@ -704,8 +755,13 @@ def kraft_control_json(control_type: int, value: bytes | None) -> str:
     return prefix + _json(reader(_Reader(value)))
 
 
-def _control_text(record: Record) -> str:
-    """``printControlRecord``: the marker, the KRaft JSON, or the unknown type id."""
+CONTROL_TYPE_NAMES = {2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION",
+                      6: "KRAFT_VOTERS"}
+"""``ControlRecordType`` names of the KRaft control records."""
+
+
+def _control_text(record: Record, layout: KafkaLayout = DEFAULT_LAYOUT) -> str:
+    """``printControlRecord``: the marker, the KRaft JSON, or the type's name and id (the unknown id)."""
     key = record.key
     if key is None:
         raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "key" is null')
@@ -719,6 +775,8 @@ def _control_text(record: Record) -> str:
     ctype = control.type
     if control.coordinator_epoch is not None:
         return f" endTxnMarker: {control.type_name} coordinatorEpoch: {control.coordinator_epoch}"
+    if ctype == 2 and not layout.leader_change_json:
+        return f" controlType: {CONTROL_TYPE_NAMES[ctype]}({ctype})"
     if ctype in KRAFT_CONTROL_PRINTERS:
         return kraft_control_json(ctype, record.value)
     return f" controlType: UNKNOWN({ctype})"
@@ -823,7 +881,8 @@ class DlsSession:
     in which files are listed; the name printed is the one the user gave (``path``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, layout: KafkaLayout = DEFAULT_LAYOUT) -> None:
+        self.layout = layout
         self.index_mismatches: dict[str, _Keyed] = {}
         self.time_mismatches: dict[str, _Keyed] = {}
         self.out_of_order: dict[str, _Keyed] = {}
@@ -1015,7 +1074,7 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
             else:
                 out.print(f" isValid: {java_bool(_legacy_record_valid(record))} crc: {record.crc}")
             if control:
-                out.print(_control_text(record))
+                out.print(_control_text(record, session.layout))
         if print_data and not control and parser is not None:
             prefix = RECORD_INDENT + " " if skip_record_metadata else " "
             shown_key, payload = parser(record)
@@ -1315,7 +1374,7 @@ def snapshot_corruption(data: bytes) -> str | None:
     return None
 
 
-def snapshot_entry_line(entry: ProducerSnapshotEntry) -> str:
+def snapshot_entry_line(entry: ProducerSnapshotEntry, layout: KafkaLayout = DEFAULT_LAYOUT) -> str:
     """One producer of ``dumpProducerIdSnapshot`` (batch metadata only when a last offset is stored)."""
     txn_first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None
     line = (f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
@@ -1324,10 +1383,13 @@ def snapshot_entry_line(entry: ProducerSnapshotEntry) -> str:
     if entry.last_offset >= 0:
         line += (f" firstSequence: {entry.first_sequence} lastSequence: {entry.last_sequence} "
                  f"lastOffset: {entry.last_offset} offsetDelta: {entry.offset_delta} timestamp: {entry.timestamp}")
+    elif layout.snapshot_space_without_batch:
+        line += " "
     return line
 
 
-def dump_snapshot(path: str, entries: list[ProducerSnapshotEntry] | None, corrupt: str | None = None) -> FileDump:
+def dump_snapshot(path: str, entries: list[ProducerSnapshotEntry] | None, corrupt: str | None = None,
+                  layout: KafkaLayout = DEFAULT_LAYOUT) -> FileDump:
     """``dumpProducerIdSnapshot``: ``corrupt`` is a ``CorruptSnapshotException`` message (printed on stderr,
     the run goes on); ``entries`` None means the file is missing (``NoSuchFileException``).
     """
@@ -1338,7 +1400,7 @@ def dump_snapshot(path: str, entries: list[ProducerSnapshotEntry] | None, corrup
     if entries is None:
         return out.finish(DlsError(path))
     for entry in entries:
-        out.println(snapshot_entry_line(entry))
+        out.println(snapshot_entry_line(entry, layout))
     return out.finish()
 
 

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from kafkatool.engine.dls import DlsError
+from kafkatool.engine.dls import DlsError, KafkaLayout
 from kafkatool.errors import DecodeError
 from kafkatool.model import Record
 from kafkatool.schema import group_coordinator as gc
 from kafkatool.schema import metadata_records as mr
 from kafkatool.schema import transaction_log as tl
+from kafkatool.schema.kafka_message import read_message
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
 
@@ -72,9 +73,12 @@ def offsets_parser(record: Record) -> tuple[str | None, str | None]:
     key = decoded.key
     value = decoded.value
     key_text = jackson({"type": str(key["version"]), "data": key["data"]})
-    if value is None:
+    if value is None or record.value is None:
         return key_text, "<DELETE>"
-    data = _consumer_members(value["data"]) if decoded.kind == "group_metadata" else value["data"]
+    # The converter writes a tagged field only when it differs from its default: read the value as it does.
+    data = read_message(gc.RECORD_TYPES[rtype][2], record.value, value["version"], 2)[0]
+    if decoded.kind == "group_metadata":
+        data = _consumer_members(data)
     return key_text, jackson({"version": str(value["version"]), "data": data})
 
 
@@ -138,6 +142,30 @@ def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
                  f"txnTimeoutMs={v['transactionTimeoutMs']}")
 
 
+def transaction_log_json_parser(record: Record) -> tuple[str | None, str | None]:
+    """4.1+'s ``TransactionLogMessageParser``: the key and value as the offsets decoder prints its records (the key
+    ``{"type":"<version>","data":...}``, the value ``{"version":"<v>","data":...}`` in the converter's JSON with the
+    status byte replaced by ``TransactionState``'s name, ``<DELETE>`` for a tombstone)."""
+    if record.key is None:
+        raise DlsError(f"Failed to decode message at offset {record.offset} using transaction log decoder "
+                       "(message had a missing key)")
+    version = int.from_bytes(record.key[:2], "big", signed=True) if len(record.key) >= 2 else None
+    if version != 0:
+        return f"Unknown record type {version} at offset {record.offset}, skipping.", None
+    try:
+        key = read_message(tl.TRANSACTION_LOG_KEY, record.key, 0, 2)[0]
+        key_text = jackson({"type": "0", "data": key})
+        if record.value is None:
+            return key_text, "<DELETE>"
+        value_version = int.from_bytes(record.value[:2], "big", signed=True) if len(record.value) >= 2 else -1
+        data = read_message(tl.TRANSACTION_LOG_VALUE, record.value, value_version, 2)[0]
+    except DecodeError as err:
+        return f"Error at offset {record.offset}, skipping. {err.reason}", None
+    state = tl.state_name(data["transactionStatus"])
+    data = {**data, "transactionStatus": state if state is not None else data["transactionStatus"]}
+    return key_text, jackson({"version": str(value_version), "data": data})
+
+
 def java_double(value: float) -> str:
     """Java's ``Double.toString`` (what Jackson writes for a double): shortest digits, ``1.0E7`` form outside
     [1e-3, 1e7)."""
@@ -186,3 +214,10 @@ def cluster_metadata_parser(record: Record) -> tuple[str | None, str | None]:
 
 PARSERS: dict[str, Parser] = {"group-coordinator": offsets_parser, "transaction-log": transaction_log_parser,
                               "cluster-metadata": cluster_metadata_parser}
+
+
+def parser_for(name: str, layout: KafkaLayout) -> Parser | None:
+    """The record parser of ``--decoder name`` as the release line ``layout`` prints it."""
+    if name == "transaction-log" and layout.transaction_log_json:
+        return transaction_log_json_parser
+    return PARSERS.get(name)

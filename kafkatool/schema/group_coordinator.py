@@ -32,6 +32,7 @@ OFFSET_COMMIT_VALUE = Message("OffsetCommitValue", "0-4", flexible="4+", fields=
     Field("metadata", "string"),
     Field("commitTimestamp", "int64"),
     Field("expireTimestamp", "int64", "1", default=-1),
+    Field("topicId", "uuid", "4+", tag=0, tagged="4+"),  # 4.1+: the committed partition's topic id
 ))
 GROUP_METADATA_KEY = _key("GroupMetadataKey", 2, "group")
 GROUP_METADATA_VALUE = Message("GroupMetadataValue", "0-4", flexible="4+", fields=(
@@ -52,8 +53,11 @@ GROUP_METADATA_VALUE = Message("GroupMetadataValue", "0-4", flexible="4+", field
     )),
 ))
 _TOPIC_PARTITIONS = (Field("TopicId", "uuid"), Field("Partitions", "[]int32"))
+_ASSIGNED_PARTITIONS = (*_TOPIC_PARTITIONS,  # 4.1+: the epoch each partition was assigned at (zombie fencing)
+                        Field("AssignmentEpochs", "[]int32", nullable="0+", tag=0, tagged="0+", default="null"))
 CONSUMER_GROUP_METADATA_KEY = _key("ConsumerGroupMetadataKey", 3, "GroupId")
-CONSUMER_GROUP_METADATA_VALUE = Message("ConsumerGroupMetadataValue", "0", fields=(Field("Epoch", "int32"),))
+CONSUMER_GROUP_METADATA_VALUE = Message("ConsumerGroupMetadataValue", "0", fields=(
+    Field("Epoch", "int32"), Field("MetadataHash", "int64", tag=0, tagged="0+", default=0)))
 CONSUMER_GROUP_PARTITION_METADATA_KEY = _key("ConsumerGroupPartitionMetadataKey", 4, "GroupId")
 CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message("ConsumerGroupPartitionMetadataValue", "0", fields=(
     Field("Topics", "[]struct", fields=(
@@ -77,8 +81,8 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message("ConsumerGroupMemberMetadataValue
     )),
 ))
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("ConsumerGroupTargetAssignmentMetadataKey", 6, "GroupId")
-CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ConsumerGroupTargetAssignmentMetadataValue", "0",
-                                                          fields=(Field("AssignmentEpoch", "int32"),))
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ConsumerGroupTargetAssignmentMetadataValue", "0", fields=(
+    Field("AssignmentEpoch", "int32"), Field("AssignmentTimestamp", "int64", tag=0, tagged="0+", default=0)))
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("ConsumerGroupTargetAssignmentMemberKey", 7, "GroupId",
                                                    "MemberId")
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ConsumerGroupTargetAssignmentMemberValue", "0", fields=(
@@ -89,8 +93,8 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMe
     Field("MemberEpoch", "int32"),
     Field("PreviousMemberEpoch", "int32"),
     Field("State", "int8"),
-    Field("AssignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
-    Field("PartitionsPendingRevocation", "[]struct", fields=_TOPIC_PARTITIONS),
+    Field("AssignedPartitions", "[]struct", fields=_ASSIGNED_PARTITIONS),
+    Field("PartitionsPendingRevocation", "[]struct", fields=_ASSIGNED_PARTITIONS),
 ))
 
 # KIP-932 share groups (record types 9..15), declared as at the modelled commit (early access there).

@@ -296,9 +296,10 @@ def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str,
         r.pos = end
     if not tags or r.defaults:
         return values
-    # The converter writes a tagged field only when it differs from its default.
-    return {name: values[name] for name, _, tagged, default in plan
-            if not tagged or (name in found and values[name] != default)}
+    # The converter writes a tagged field only when it differs from its default, except a tagged struct, which it
+    # always writes (``null`` when absent: its generated code has no default to compare with).
+    return {name: values[name] for name, f, tagged, default in plan
+            if not tagged or f.type == "struct" or (name in found and values[name] != default)}
 
 
 def read_message(message: Message, data: bytes | memoryview, version: int, start: int = 0,

@@ -37,13 +37,14 @@ def _m(api_key: int, name: str, valid: str, *fields: F) -> Message:
 
 
 RECORDS: tuple[Message, ...] = (
-    _m(0, "RegisterBrokerRecord", "0-3",
+    _m(0, "RegisterBrokerRecord", "0-4",
        F("BrokerId", "int32"), F("IsMigratingZkBroker", "bool", "2+", default=False),
        F("IncarnationId", "uuid"), F("BrokerEpoch", "int64"),
        F("EndPoints", "[]BrokerEndpoint", fields=_ENDPOINT), F("Features", "[]BrokerFeature", fields=_FEATURE),
        F("Rack", "string", nullable="0+"), F("Fenced", "bool", default=True),
        F("InControlledShutdown", "bool", "1+", default=False),
-       F("LogDirs", "[]uuid", "3+", tag=0, tagged="3+")),
+       F("LogDirs", "[]uuid", "3+", tag=0, tagged="3+"),
+       F("CordonedLogDirs", "[]uuid", "4+", nullable="4+", tag=1, tagged="4+", default="null")),
     _m(1, "UnregisterBrokerRecord", "0", F("BrokerId", "int32"), F("BrokerEpoch", "int64")),
     _m(2, "TopicRecord", "0", F("Name", "string"), F("TopicId", "uuid")),
     _m(3, "PartitionRecord", "0-2",
@@ -83,10 +84,11 @@ RECORDS: tuple[Message, ...] = (
        F("Key", "string"), F("Value", "float64"), F("Remove", "bool")),
     _m(15, "ProducerIdsRecord", "0",
        F("BrokerId", "int32"), F("BrokerEpoch", "int64", default=-1), F("NextProducerId", "int64")),
-    _m(17, "BrokerRegistrationChangeRecord", "0-2",
+    _m(17, "BrokerRegistrationChangeRecord", "0-3",
        F("BrokerId", "int32"), F("BrokerEpoch", "int64"), F("Fenced", "int8", tag=0, tagged="0+", default=0),
        F("InControlledShutdown", "int8", "1+", tag=1, tagged="1+", default=0),
-       F("LogDirs", "[]uuid", "2+", tag=2, tagged="2+")),
+       F("LogDirs", "[]uuid", "2+", tag=2, tagged="2+"),
+       F("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tag=3, tagged="3+", default="null")),
     _m(18, "AccessControlEntryRecord", "0",
        F("Id", "uuid"), F("ResourceType", "int8"), F("ResourceName", "string"), F("PatternType", "int8"),
        F("Principal", "string"), F("Host", "string"), F("Operation", "int8"), F("PermissionType", "int8")),
@@ -103,9 +105,11 @@ RECORDS: tuple[Message, ...] = (
     _m(27, "RegisterControllerRecord", "0",
        F("ControllerId", "int32"), F("IncarnationId", "uuid"), F("ZkMigrationReady", "bool"),
        F("EndPoints", "[]ControllerEndpoint", fields=_ENDPOINT), F("Features", "[]ControllerFeature", fields=_FEATURE)),
+    _m(28, "ClearElrRecord", "0", F("TopicName", "string")),
+    _m(29, "UnregisterControllerRecord", "0", F("ControllerId", "int32")),
 )
-"""Every metadata record ``MetadataRecordType`` defines at the corpus's Kafka commit (api keys 6, 13 and 16 are
-not defined there and decode as unknown)."""
+"""Every metadata record ``MetadataRecordType`` defines up to Kafka 4.4 (api keys 6, 13 and 16 are not defined and
+decode as unknown; records and versions added after the corpus's commit were checked against the 4.4.0 jars)."""
 
 BY_API_KEY: dict[int, Message] = {m.api_key: m for m in RECORDS if m.api_key is not None}
 

@@ -25,6 +25,7 @@ TRANSACTION_LOG_VALUE = Message("TransactionLogValue", "0-1", flexible="1+", fie
     Field("PreviousProducerId", "int64", "1+", tag=0, default=-1),
     Field("NextProducerId", "int64", "1+", tag=1, default=-1),
     Field("ProducerEpoch", "int16"),
+    Field("NextProducerEpoch", "int16", "1+", tag=3, default=-1),
     Field("TransactionTimeoutMs", "int32"),
     Field("TransactionStatus", "int8"),
     Field("TransactionPartitions", "[]struct", nullable="0+", fields=(
