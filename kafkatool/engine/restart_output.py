@@ -99,8 +99,12 @@ def partition_plan(part: PartitionData, segments: Sequence[object], snapshots: d
     for seg, kept in final:
         base: int = seg.base  # type: ignore[attr-defined]
         src: str = seg.file  # type: ignore[attr-defined]
-        out.append(OutputFile(f"{d}/{segment_file_name(base, LOG_SUFFIX)}", copy_from=src,
-                              length=seg.size))  # type: ignore[attr-defined]
+        if seg.size == 0:  # type: ignore[attr-defined]
+            # A segment the load created (nothing left to keep): Kafka opens a new, empty file.
+            out.append(OutputFile(f"{d}/{segment_file_name(base, LOG_SUFFIX)}", b""))
+        else:
+            out.append(OutputFile(f"{d}/{segment_file_name(base, LOG_SUFFIX)}", copy_from=src,
+                                  length=seg.size))  # type: ignore[attr-defined]
         data = by_base.get(base)
         untouched = not seg.recovered and seg is not last and data is not None  # type: ignore[attr-defined]
         if untouched and data is not None and data.index_file and data.time_index_file:
