@@ -172,12 +172,13 @@ class _Seg:
     has_index: bool
     txn_corrupt: bool
     recovered: bool = False
+    origin: SegmentData | None = None  # the files it was read from (a ``.swap`` segment's keep their suffix)
 
     @classmethod
     def of(cls, data: SegmentData) -> _Seg:
         txn_bad = any(a.last_offset < data.base_offset for a in data.txn_index or [])
         return cls(data.base_offset, data.log_file, data.log_size, list(data.entries), data.index,
-                   data.index_file is not None, txn_bad)
+                   data.index_file is not None, txn_bad, origin=data)
 
     def chain(self, start_pos: int = 0, end_pos: int | None = None) -> list[LogEntry]:
         """Entries ``FileLogInputStream`` returns from ``start_pos``: contiguous, complete, up to ``end_pos``."""
@@ -507,6 +508,9 @@ class _Loader:
                 continue
             seg = _Seg.of(data)
             seg.file = f"{d}/{segment_file_name(off, '.log')}"
+            # The first pass read the swap's next offset through its offset index, which creates the
+            # ``.index.swap`` file when there was none: after the rename the segment has an index (empty).
+            seg.has_index = True
             segs[off] = seg
             self.step("swap-rename", f"rename the .swap files of segment {off} to regular segment files",
                       file=seg.file, offset=off)

@@ -22,6 +22,7 @@ from kafkatool.model import (
     PartitionData,
     ProducerSnapshotEntry,
     RecordBatch,
+    SegmentData,
     TimeIndexEntry,
 )
 from kafkatool.schema import checkpoint, offset_index, producer_snapshot, time_index, txn_index
@@ -87,7 +88,6 @@ def partition_plan(part: PartitionData, segments: Sequence[object], snapshots: d
     """Files of one partition directory after the load. ``segments`` are the loader's final segments
     (``base``, ``file``, ``size``, ``entries``, ``recovered``); ``snapshots`` its snapshot files."""
     d = part.directory
-    by_base = {s.base_offset: s for s in part.segments}
     out: list[OutputFile] = []
     final: list[tuple[object, list[LogEntry]]] = []
     for seg in segments:
@@ -95,36 +95,35 @@ def partition_plan(part: PartitionData, segments: Sequence[object], snapshots: d
         kept = [e for e in seg.entries if e.position + e.size_in_bytes <= size]  # type: ignore[attr-defined]
         final.append((seg, kept))
     aborted = aborted_by_segment(e for _, kept in final for e in kept)
-    last = segments[-1] if segments else None
     for seg, kept in final:
         base: int = seg.base  # type: ignore[attr-defined]
-        src: str = seg.file  # type: ignore[attr-defined]
-        if seg.size == 0:  # type: ignore[attr-defined]
+        data: SegmentData | None = seg.origin  # type: ignore[attr-defined]
+        name = f"{d}/{segment_file_name(base, LOG_SUFFIX)}"
+        if seg.size == 0 or data is None:  # type: ignore[attr-defined]
             # A segment the load created (nothing left to keep): Kafka opens a new, empty file.
-            out.append(OutputFile(f"{d}/{segment_file_name(base, LOG_SUFFIX)}", b""))
+            out.append(OutputFile(name, b""))
         else:
-            out.append(OutputFile(f"{d}/{segment_file_name(base, LOG_SUFFIX)}", copy_from=src,
-                                  length=seg.size))  # type: ignore[attr-defined]
-        data = by_base.get(base)
-        untouched = not seg.recovered and seg is not last and data is not None  # type: ignore[attr-defined]
-        if untouched and data is not None and data.index_file and data.time_index_file:
-            out.append(OutputFile(f"{d}/{segment_file_name(base, INDEX_SUFFIX)}", copy_from=data.index_file))
-            out.append(OutputFile(f"{d}/{segment_file_name(base, TIME_INDEX_SUFFIX)}",
-                                  copy_from=data.time_index_file))
-        else:
-            offsets, times = rebuilt_indexes(kept, interval)
-            out.append(OutputFile(f"{d}/{segment_file_name(base, INDEX_SUFFIX)}",
-                                  offset_index.build_offset_index(offsets, base)))
-            out.append(OutputFile(f"{d}/{segment_file_name(base, TIME_INDEX_SUFFIX)}",
-                                  time_index.build_time_index(times, base)))
-        nxt = kept[-1].last_offset + 1 if kept else base
-        mine = [a for a in aborted if base <= a.last_offset < nxt]
-        if untouched and data is not None:
-            # Kafka keeps an untouched segment's transaction index (after compaction it can differ from a replay).
+            # A ``.swap`` segment is copied from its ``.swap`` file (Kafka renames it).
+            out.append(OutputFile(name, copy_from=data.log_file, length=seg.size))  # type: ignore[attr-defined]
+        if not seg.recovered and data is not None:  # type: ignore[attr-defined]
+            # Kafka keeps the index files of a segment it did not re-scan as they are (after compaction the
+            # transaction index can differ from a replay). A time index it did not find is created empty
+            # (``LogSegment.sanityCheck``); so is the offset index a ``.swap`` came without.
+            for suffix, src in ((INDEX_SUFFIX, data.index_file), (TIME_INDEX_SUFFIX, data.time_index_file)):
+                target = f"{d}/{segment_file_name(base, suffix)}"
+                out.append(OutputFile(target, copy_from=src) if src else OutputFile(target, b""))
             if data.txn_index_file:
                 out.append(OutputFile(f"{d}/{segment_file_name(base, TXN_INDEX_SUFFIX)}",
                                       copy_from=data.txn_index_file))
-        elif mine:
+            continue
+        offsets, times = rebuilt_indexes(kept, interval)
+        out.append(OutputFile(f"{d}/{segment_file_name(base, INDEX_SUFFIX)}",
+                              offset_index.build_offset_index(offsets, base)))
+        out.append(OutputFile(f"{d}/{segment_file_name(base, TIME_INDEX_SUFFIX)}",
+                              time_index.build_time_index(times, base)))
+        nxt = kept[-1].last_offset + 1 if kept else base
+        mine = [a for a in aborted if base <= a.last_offset < nxt]
+        if mine:
             out.append(OutputFile(f"{d}/{segment_file_name(base, TXN_INDEX_SUFFIX)}", txn_index.build_txn_index(mine)))
     for offset in sorted(snapshots):
         entries = snapshots[offset]

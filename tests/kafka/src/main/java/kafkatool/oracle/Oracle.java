@@ -52,7 +52,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <pre>
  *   Oracle ready    BOOTSTRAP BROKERS TIMEOUT_MS          wait until the cluster shows BROKERS brokers
- *   Oracle topics   BOOTSTRAP RF                          create the workload's topics (replication factor RF)
+ *   Oracle topics   BOOTSTRAP RF [K=V,...]                create the workload's topics (replication factor RF,
+ *                                                         extra topic configs for all)
  *   Oracle workload BOOTSTRAP SEED MAX_BYTES MAX_MS MIX   produce a seeded workload; one "ack" line per batch
  *   Oracle groups   BOOTSTRAP SEED PROTOCOLS              commit offsets for consumer groups (classic[,consumer])
  *   Oracle describe BOOTSTRAP                             the cluster's view of every partition, as JSON
@@ -82,7 +83,7 @@ public final class Oracle {
         String bootstrap = args[1];
         switch (cmd) {
             case "ready" -> ready(bootstrap, Integer.parseInt(args[2]), Long.parseLong(args[3]));
-            case "topics" -> topics(bootstrap, Short.parseShort(args[2]));
+            case "topics" -> topics(bootstrap, Short.parseShort(args[2]), args.length > 3 ? args[3] : "");
             case "workload" -> workload(bootstrap, Long.parseLong(args[2]), Long.parseLong(args[3]),
                 Long.parseLong(args[4]), args.length > 5 ? args[5] : "all");
             case "groups" -> groups(bootstrap, Long.parseLong(args[2]), args[3]);
@@ -123,7 +124,7 @@ public final class Oracle {
         }
     }
 
-    static void topics(String bootstrap, short rf) throws Exception {
+    static void topics(String bootstrap, short rf, String extra) throws Exception {
         try (Admin admin = admin(bootstrap)) {
             List<NewTopic> topics = new ArrayList<>();
             for (String[] t : TOPICS) {
@@ -133,7 +134,7 @@ public final class Oracle {
                     configs.put("min.insync.replicas", "2");
                     configs.put("unclean.leader.election.enable", "true");
                 }
-                for (String kv : t[2].split(",")) {
+                for (String kv : (extra + "," + t[2]).split(",")) {
                     if (!kv.isEmpty()) {
                         String[] parts = kv.split("=", 2);
                         configs.put(parts[0], parts[1]);
