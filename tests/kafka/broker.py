@@ -85,6 +85,7 @@ class Node:
     props: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     starts: int = 0
+    roles: str = "broker,controller"
 
     @property
     def log_dir(self) -> Path:
@@ -105,12 +106,19 @@ class Node:
         """Write ``server.properties`` and return its path."""
         props = dict(BASE_PROPS)
         props.update({
+            "process.roles": self.roles,
             "node.id": str(self.node_id),
             "controller.quorum.voters": self.voters or f"{self.node_id}@127.0.0.1:{self.controller_port}",
             "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
             "log.dirs": str(self.log_dir),
         })
+        if self.roles == "broker":
+            props["listeners"] = f"PLAINTEXT://127.0.0.1:{self.port}"
+        elif self.roles == "controller":
+            props["listeners"] = f"CONTROLLER://127.0.0.1:{self.controller_port}"
+            for key in ("advertised.listeners", "inter.broker.listener.name"):
+                props.pop(key, None)
         props.update(self.props)
         path = self.workdir / "server.properties"
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -198,10 +206,13 @@ def oracle(version: str, *args: str, timeout: float = 120, log_file: Path | None
 
 
 class Cluster:
-    """One or three combined KRaft nodes of one Kafka version, stopped (SIGKILL) when the block ends."""
+    """One or three combined KRaft nodes of one Kafka version, stopped (SIGKILL) when the block ends. With
+    ``dedicated_controller`` the brokers are broker-only and one more process is the only controller (so every
+    broker can be down at once, as an unclean leader election needs)."""
 
     def __init__(self, version: str, workdir: Path, nodes: int = 1, seed: int = 0,
-                 props: dict[str, str] | None = None, format_extra: tuple[str, ...] = ()) -> None:
+                 props: dict[str, str] | None = None, format_extra: tuple[str, ...] = (),
+                 dedicated_controller: bool = False) -> None:
         self.version = version
         self.workdir = workdir
         self.cluster_id = cluster_id(f"{version}-{seed}-{workdir.name}")
@@ -209,12 +220,21 @@ class Cluster:
                     "transaction.state.log.replication.factor": str(min(nodes, 3)),
                     "transaction.state.log.min.isr": str(min(nodes, 2)),
                     "default.replication.factor": str(min(nodes, 3))}
-        self.nodes = [Node(version, i + 1, workdir / f"node{i + 1}", props={**internal, **(props or {})})
+        self.nodes = [Node(version, i + 1, workdir / f"node{i + 1}", props={**internal, **(props or {})},
+                           roles="broker" if dedicated_controller else "broker,controller")
                       for i in range(nodes)]
-        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
-        for n in self.nodes:
+        self.controller = (Node(version, 100, workdir / "controller", props={**internal, **(props or {})},
+                                roles="controller") if dedicated_controller else None)
+        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.processes
+                          if "controller" in n.roles)
+        for n in self.processes:
             n.voters = voters
         self.format_extra = format_extra
+
+    @property
+    def processes(self) -> list[Node]:
+        """Every process: the brokers, then the dedicated controller if there is one."""
+        return self.nodes + ([self.controller] if self.controller is not None else [])
 
     @property
     def bootstrap(self) -> str:
@@ -228,7 +248,7 @@ class Cluster:
     def format(self) -> None:
         """Format every node's log dir (in parallel: each is a JVM)."""
         procs = []
-        for n in self.nodes:
+        for n in self.processes:
             cfg = n.config()
             cmd = versions.java(self.version, versions.main_class(self.version, "StorageTool"), "format",
                                 "-t", self.cluster_id, "-c", str(cfg), *self.format_extra)
@@ -241,7 +261,7 @@ class Cluster:
 
     def start(self, nodes: list[Node] | None = None, timeout: float = START_TIMEOUT_S) -> float:
         """Start ``nodes`` (default all) and wait until each logs its start and the admin client sees them."""
-        chosen = nodes if nodes is not None else self.nodes
+        chosen = nodes if nodes is not None else self.processes
         t0 = time.monotonic()
         for n in chosen:
             n.start()
@@ -256,8 +276,8 @@ class Cluster:
                timeout=timeout + 30)
 
     def kill(self) -> None:
-        """SIGKILL every node."""
-        for n in self.nodes:
+        """SIGKILL every process."""
+        for n in self.processes:
             n.kill()
 
     def __enter__(self) -> Cluster:

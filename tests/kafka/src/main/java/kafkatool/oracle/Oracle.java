@@ -56,7 +56,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                         extra topic configs for all)
  *   Oracle workload BOOTSTRAP SEED MAX_BYTES MAX_MS MIX   produce a seeded workload; one "ack" line per batch
  *   Oracle groups   BOOTSTRAP SEED PROTOCOLS              commit offsets for consumer groups (classic[,consumer])
- *   Oracle describe BOOTSTRAP                             the cluster's view of every partition, as JSON
+ *   Oracle describe BOOTSTRAP [TOPIC-P,...]               the cluster's view of every partition (or of those
+ *                                                         named), as JSON; a leaderless one has null offsets
  * </pre>
  * Everything is printed on stdout as JSON lines; diagnostics go to the slf4j log.
  */
@@ -87,7 +88,7 @@ public final class Oracle {
             case "workload" -> workload(bootstrap, Long.parseLong(args[2]), Long.parseLong(args[3]),
                 Long.parseLong(args[4]), args.length > 5 ? args[5] : "all");
             case "groups" -> groups(bootstrap, Long.parseLong(args[2]), args[3]);
-            case "describe" -> describe(bootstrap);
+            case "describe" -> describe(bootstrap, args.length > 2 ? Set.of(args[2].split(",")) : Set.of());
             default -> throw new IllegalArgumentException("unknown command " + cmd);
         }
         System.out.flush();
@@ -434,7 +435,7 @@ public final class Oracle {
     }
 
     /** Every partition of every topic as the cluster reports it: one JSON object on one line. */
-    static void describe(String bootstrap) throws Exception {
+    static void describe(String bootstrap, Set<String> only) throws Exception {
         try (Admin admin = admin(bootstrap)) {
             Set<String> names = admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions()
                 .listInternal(true)).names().get(20, TimeUnit.SECONDS);
@@ -446,19 +447,33 @@ public final class Oracle {
             for (TopicDescription d : topics.values()) {
                 for (TopicPartitionInfo p : d.partitions()) {
                     TopicPartition tp = new TopicPartition(d.name(), p.partition());
+                    if (!only.isEmpty() && !only.contains(tp.topic() + "-" + tp.partition())) {
+                        continue;
+                    }
                     tps.add(tp);
                     info.put(tp, p);
                 }
             }
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> earliest = offsets(admin, tps,
+            // A leaderless partition has nobody to answer: it is not asked (its offsets and producers are null).
+            List<TopicPartition> led = new ArrayList<>();
+            for (TopicPartition tp : tps) {
+                if (info.get(tp).leader() != null) {
+                    led.add(tp);
+                }
+            }
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> earliest = offsets(admin, led,
                 OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> latest = offsets(admin, tps,
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> latest = offsets(admin, led,
                 OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable = offsets(admin, tps,
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable = offsets(admin, led,
                 OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
             Map<TopicPartition, String> producers = new HashMap<>();
-            DescribeProducersResult dp = admin.describeProducers(tps);
+            DescribeProducersResult dp = admin.describeProducers(led);
             for (TopicPartition tp : tps) {
+                if (!led.contains(tp)) {
+                    producers.put(tp, "null");
+                    continue;
+                }
                 StringBuilder b = new StringBuilder("[");
                 try {
                     List<ProducerState> states = new ArrayList<>(
@@ -479,6 +494,8 @@ public final class Oracle {
                     producers.put(tp, b.append("]").toString());
                 } catch (ExecutionException e) {
                     producers.put(tp, str("error: " + e.getCause()));
+                } catch (java.util.concurrent.TimeoutException e) {
+                    producers.put(tp, str("error: timed out"));
                 }
             }
             Map<TopicPartition, String> sizes = new HashMap<>();
@@ -577,7 +594,7 @@ public final class Oracle {
         for (TopicPartition tp : tps) {
             try {
                 out.put(tp, res.partitionResult(tp).get(20, TimeUnit.SECONDS));
-            } catch (ExecutionException e) {
+            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
                 // leaderless partition: no answer
             }
         }
