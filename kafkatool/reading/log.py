@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogEntry
 from kafkatool.reading.files import mapped
-from kafkatool.schema.log_segment import WalkItem, walk_log
+from kafkatool.schema.log_segment import WalkItem, not_a_segment, walk_log
 
 
 @contextmanager
@@ -16,10 +17,14 @@ def open_log(path: str | Path, *, deep: bool = False, verify_crc: bool = True, m
              label: str | None = None, max_output: int | None = None) -> Iterator[Iterator[WalkItem]]:
     """Map a segment read-only and walk it: entries in order, with defects where the bytes are bad.
 
-    ``label`` is the name used in defects (defaults to the path as given).
+    ``label`` is the name used in defects (defaults to the path as given). A file that is not a segment at all
+    (:func:`not_a_segment`) is unreadable input, not a damaged segment.
     """
     name = label if label is not None else str(path)
     with mapped(path) as buf:
+        reason = not_a_segment(buf, max_bytes)
+        if reason is not None:
+            raise UnreadableInputError(name, reason)
         yield walk_log(buf, name, deep=deep, verify_crc=verify_crc, end=max_bytes, max_output=max_output)
 
 

@@ -120,6 +120,28 @@ def _all_zero(buf: bytes | memoryview, start: int, end: int) -> bool:
     return True
 
 
+def not_a_segment(buf: bytes | memoryview, end: int | None = None) -> str | None:
+    """Why ``buf`` is not a Kafka log segment at all (``None`` when it may be one, however damaged).
+
+    A segment starts with an entry header: offset, size, then the magic byte at byte 16. When that header is
+    impossible (a magic other than 0, 1 or 2, or a size below any entry's) and no record batch can be found
+    anywhere in the file, the file was never a segment: a text file, a copy of something else under a segment's
+    name. A segment whose first batch is torn or damaged still has a batch later on, or a plausible header.
+    """
+    limit = len(buf) if end is None else min(end, len(buf))
+    if limit <= rb.MAGIC_OFFSET or _all_zero(buf, 0, min(limit, 4096)):
+        return None
+    magic = buf[rb.MAGIC_OFFSET]
+    length = int.from_bytes(bytes(buf[8:12]), "big", signed=True)
+    if magic in (0, 1, 2) and length >= RECORD_OVERHEAD_V0:
+        return None
+    if find_next_batch(buf, 0, limit) is not None:
+        return None
+    why = (f"byte {rb.MAGIC_OFFSET} (magic) is {magic:#04x}, not 0, 1 or 2" if magic not in (0, 1, 2)
+           else f"bytes 8-11 (batch_length) hold {length}, below any entry's size")
+    return f"not a Kafka log segment: {why}, and no record batch is found in its {limit} bytes"
+
+
 def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_crc: bool = True,
              start: int = 0, end: int | None = None, max_output: int | None = None) -> Iterator[WalkItem]:
     """Yield every entry of a log buffer in order, and a :class:`Defect` wherever the bytes are bad.
