@@ -159,8 +159,9 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
 def _crc_defect(buf: Any, file: str, pos: int) -> Defect:
     """The walker's CRC defect for the magic 2 batch at ``pos``."""
     head = rb.parse_batch_header(buf, pos)
-    return Defect("crc-mismatch", file, pos + rb.CRC_OFFSET, "crc",
-                  f"stored CRC {head.crc} does not match the bytes (entry at offset {head.last_offset})")
+    return Defect("crc-mismatch", file, pos, "crc",
+                  f"stored CRC {head.crc} does not match the bytes (entry at offset {head.last_offset}); "
+                  "Kafka's recovery truncates the segment here")
 
 
 def _batch_length(buf: Any, pos: int, size: int) -> int:

@@ -190,9 +190,9 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
             if verify_crc:
                 batch.crc_valid = crc32c(view[pos + rb.ATTRIBUTES_OFFSET:after]) == batch.crc
                 if not batch.crc_valid:
-                    yield Defect("crc-mismatch", file, pos + rb.CRC_OFFSET, "crc",
+                    yield Defect("crc-mismatch", file, pos, "crc",
                                  f"stored CRC {batch.crc} does not match the bytes (entry at offset "
-                                 f"{batch.last_offset})")
+                                 f"{batch.last_offset}); Kafka's recovery truncates the segment here")
             yield batch
             pos = after
             continue
@@ -212,8 +212,9 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
             pos = nxt
             continue
         if entry.crc_valid is False:
-            yield Defect("crc-mismatch", file, pos + (rb.CRC_OFFSET if magic == 2 else rb.LOG_OVERHEAD), "crc",
-                         f"stored CRC {entry.crc} does not match the bytes (entry at offset {entry.last_offset})")
+            yield Defect("crc-mismatch", file, pos, "crc",
+                         f"stored CRC {entry.crc} does not match the bytes (entry at offset {entry.last_offset}); "
+                         "Kafka's recovery truncates the segment here")
         yield entry
         if record_error is not None:
             yield Defect("record-decode", file,
