@@ -77,3 +77,18 @@ def test_apply_to_truncates_the_torn_segment_as_kafka_does(corpus_root: Path, tm
     snapshots = sorted(p.name for p in (tmp_path / "out" / "payments-0").glob("*.snapshot"))
     assert snapshots == after["snapshotFilesAfterLoad"]
     assert not (tmp_path / "out" / ".kafka_cleanshutdown").exists()
+
+
+def test_an_interrupted_earlier_run_is_cleaned_and_named(tmp_path: Path) -> None:
+    """A killed --apply-to run leaves ``.<out>.*.partial`` beside OUT_DIR: the next run removes it and says so
+    (issue 20, item 10)."""
+    demo = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
+    out = tmp_path / "recovered"
+    stale = tmp_path / ".recovered.abc123.partial"
+    (stale / "demo-0").mkdir(parents=True)
+    (stale / "demo-0" / "00000000000000000000.log").write_bytes(b"half written")
+    result = CliRunner().invoke(app, ["simulate-restart", "--apply-to", str(out), str(demo)])
+    assert result.exit_code in (0, 1), result.stderr
+    assert not stale.exists()
+    assert f"removed {stale}" in result.stderr and "interrupted" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recovered"]

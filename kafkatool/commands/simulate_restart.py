@@ -15,6 +15,7 @@ from kafkatool.errors import ExitCode, UsageError
 from kafkatool.model import LogDirData, TopicPartition
 from kafkatool.reading.files import read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
+from kafkatool.render.output import Diagnostics
 from kafkatool.render.restart_report import render_restart
 from kafkatool.schema import checkpoint
 from kafkatool.schema.filenames import (
@@ -163,7 +164,9 @@ def command(
         if apply_to is not None:
             source = path.parent if inputs.single_partition else path
             prepare_output_dir(Path(apply_to), [path, source], force=force)
-            replace_tree(recovered_tree(result, inputs.log_dir, source), Path(apply_to))
+            for stale in replace_tree(recovered_tree(result, inputs.log_dir, source), Path(apply_to)):
+                Diagnostics().warning(f"removed {stale}: the staging directory of an earlier --apply-to run that "
+                                      "was interrupted")
         doc = build_document(result)
         render_restart(doc, fmt.value)
         if any(p["outcome"] == "failed" for p in doc["partitions"]):

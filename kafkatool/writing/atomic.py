@@ -100,10 +100,24 @@ def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
         write_atomic(_inside(out, name), tree[name])
 
 
-def replace_tree(tree: Mapping[str, bytes], out: Path) -> None:
+def leftover_staging(out: Path) -> list[Path]:
+    """Staging directories a killed earlier run of :func:`replace_tree` left beside ``out``
+    (``.<name>.*.partial``, ``.<name>.*.old``)."""
+    if not out.parent.is_dir():
+        return []
+    return sorted(p for p in out.parent.glob(f".{out.name}.*") if p.is_dir() and not p.is_symlink()
+                  and p.suffix in (".partial", ".old"))
+
+
+def replace_tree(tree: Mapping[str, bytes], out: Path) -> list[Path]:
     """Make ``out`` hold exactly ``tree``: written into a staging directory beside it, then renamed into place,
-    so ``out`` is never seen half written (an existing ``out`` is replaced: check with :func:`prepare_output_dir`)."""
+    so ``out`` is never seen half written (an existing ``out`` is replaced: check with :func:`prepare_output_dir`).
+    Staging directories an interrupted earlier run left beside ``out`` are removed; they are returned, so the
+    command can say so."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    removed = leftover_staging(out)
+    for stale in removed:
+        shutil.rmtree(stale, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     try:
         os.chmod(staging, 0o777 & ~_umask())
@@ -118,3 +132,4 @@ def replace_tree(tree: Mapping[str, bytes], out: Path) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return removed
