@@ -142,3 +142,41 @@ def test_poisoned_documents_render_escaped(name: str) -> None:
     render(doc, "table", out)
     assert HOSTILE[:1] not in out.getvalue() and "\\x1b" in out.getvalue()
     assert_safe(out.getvalue(), name)
+
+
+def _run_kafka_format(segment: Path, *, tty: bool) -> bytes:
+    """``dump-segment -f kafka --deep --print-data`` in a child process whose stdout is a terminal (a pty) or
+    a pipe; everything it wrote there."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "kafkatool", "dump-segment", "-f", "kafka", "--deep", "--print-data", str(segment)]
+    if not tty:
+        return subprocess.run(cmd, capture_output=True, timeout=60, check=False).stdout
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).replace(b"\r\n", b"\n")  # the terminal's own newline translation
+
+
+def test_kafka_format_is_escaped_on_a_terminal_and_exact_through_a_pipe(hostile_log_dir: Path) -> None:
+    segment = _partition(hostile_log_dir) / "00000000000000000000.log"
+    piped = _run_kafka_format(segment, tty=False).decode()
+    assert HOSTILE in piped, "through a pipe -f kafka must stay DumpLogSegments' exact text"
+    shown = _run_kafka_format(segment, tty=True).decode()
+    assert "\\x1b]0;pwned\\x07" in shown
+    assert_safe(shown, "-f kafka on a terminal")
+    assert shown.count("\n") == piped.count("\n")

@@ -343,12 +343,13 @@ def command(
                                  + " or ".join(sorted(PARSERS)))
         if fmt is Format.kafka:
             from kafkatool.commands.dump_kafka import run_kafka_format
+            from kafkatool.render.safe import for_terminal
 
             shown = print_data or parser is not None  # a decoder option implies --print-data-log in Kafka too
             return run_kafka_format(
                 kafka_paths(paths), deep=deep or shown, print_data=shown, verify_index_only=verify_index_only,
                 index_sanity_check=index_sanity_check, max_message_size=max_message_size, max_bytes=max_bytes,
-                skip_record_metadata=skip_record_metadata, out=sys.stdout, err=sys.stderr, parser=parser,
+                skip_record_metadata=skip_record_metadata, out=for_terminal(sys.stdout), err=sys.stderr, parser=parser,
                 layout=layout)
         if verify_index_only or index_sanity_check or skip_record_metadata:
             raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "

@@ -85,3 +85,29 @@ def human_console(out: TextIO, *, piped_width: int | None = 160, soft_wrap: bool
     """The console every human renderer prints on: terminal width on a terminal, ``piped_width`` otherwise."""
     return Console(file=out, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=soft_wrap,
                    width=None if out.isatty() else piped_width)
+
+
+class TerminalSafeWriter:
+    """A text stream that shows control characters escaped (:func:`printable`, newlines kept): the output of
+    ``dump-segment -f kafka`` when it goes to a terminal. Files and pipes get DumpLogSegments' bytes unchanged."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` escaped; the length of ``text`` (as a stream's write returns)."""
+        self.stream.write(printable(text, keep_newlines=True))
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the underlying stream."""
+        self.stream.flush()
+
+
+def for_terminal(stream: Any) -> Any:
+    """``stream`` itself when it is a file or a pipe; wrapped in :class:`TerminalSafeWriter` on a terminal."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return TerminalSafeWriter(stream) if tty else stream
