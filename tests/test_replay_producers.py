@@ -121,3 +121,40 @@ def test_usage_errors(corpus_root: Path) -> None:
     assert invoke("--from-snapshot", "nope", directory)[0] == 2
     result = runner.invoke(app, ["replay-producers", "--write-snapshot", f"{directory}/x.snapshot", directory])
     assert result.exit_code == 2 and "inside the input" in result.stderr
+
+
+def _damaged_copy(tmp_path: Path) -> tuple[Path, int, int]:
+    """A Kafka-made partition with one byte flipped inside its third batch's records: (dir, its offset, its
+    byte position)."""
+    import shutil
+
+    src = shared_dir("corpus") / "idem-clean" / "input" / "payments-0"
+    dst = tmp_path / "payments-0"
+    shutil.copytree(src, dst)
+    seg = sorted(dst.glob("*.log"))[0]
+    data = bytearray(seg.read_bytes())
+    pos = 0
+    for _ in range(2):
+        pos += 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+    data[pos + 70] ^= 0x01
+    seg.write_bytes(bytes(data))
+    return dst, int.from_bytes(data[pos:pos + 8], "big"), pos
+
+
+def test_the_replay_stops_where_kafkas_recovery_truncates(tmp_path: Path) -> None:
+    """Issue 20, item 5: a batch that fails its CRC ends the replay there (exit 1, said with the file, byte and
+    offset); --read-past-damage reads on to the same end as the undamaged log."""
+    damaged, offset, pos = _damaged_copy(tmp_path)
+    clean = json.loads(runner.invoke(app, ["replay-producers", "-f", "json", str(
+        shared_dir("corpus") / "idem-clean" / "input" / "payments-0")]).stdout)
+    stopped = runner.invoke(app, ["replay-producers", "-f", "json", str(damaged)])
+    assert stopped.exit_code == 1
+    doc = json.loads(stopped.stdout)
+    assert doc["end_offset"] == offset
+    (note,) = [a for a in doc["anomalies"] if a["code"] == "replay-stopped"]
+    assert note["offset"] == offset and note["position"] == pos and "fails its CRC" in note["message"]
+    read_on = json.loads(runner.invoke(app, ["replay-producers", "-f", "json", "--read-past-damage",
+                                             str(damaged)]).stdout)
+    assert read_on["end_offset"] == clean["end_offset"]
+    assert read_on["producers"] == clean["producers"]
+    assert [a["code"] for a in read_on["anomalies"] if a["code"] == "read-past-damage"] == ["read-past-damage"]

@@ -102,6 +102,10 @@ def command(
         help="Start from a snapshot file, as Kafka does on restart, instead of the log start.")] = None,
     until: Annotated[int | None, typer.Option("--until", metavar="OFFSET",
                                               help="Stop before the first batch at or after OFFSET.")] = None,
+    read_past_damage: Annotated[bool, typer.Option(
+        "--read-past-damage",
+        help="Replay on past a batch that fails its CRC or follows unreadable bytes (Kafka's recovery "
+             "truncates there; by default the replay stops there too).")] = False,
     transaction_timeout_ms: Annotated[int, typer.Option(
         "--transaction-timeout-ms", metavar="MS", min=1,
         help="An open transaction older than this is reported as hanging.")] = DEFAULT_TXN_TIMEOUT_MS,
@@ -135,7 +139,8 @@ def command(
             prepare_output_file(Path(write_snapshot), [path], force=force)
         part, hw = partition_with_high_watermark(path)
         try:
-            result = replay(part, from_snapshot=parse_from(from_snapshot), until=at if at is not None else until)
+            result = replay(part, from_snapshot=parse_from(from_snapshot), until=at if at is not None else until,
+                            read_past_damage=read_past_damage)
         except ReplayError as err:
             raise UsageError(str(err)) from None
         if write_snapshot is not None:

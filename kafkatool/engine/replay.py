@@ -112,8 +112,10 @@ def _check_txn_indexes(part: PartitionData, manager: ProducerStateManager, start
 
 
 def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until: int | None = None,
-           compare_snapshots: bool = True) -> ReplayResult:
-    """Replay ``part``'s producer state; see the module notes."""
+           compare_snapshots: bool = True, read_past_damage: bool = False) -> ReplayResult:
+    """Replay ``part``'s producer state; see the module notes. The replay stops at the first batch that fails
+    its CRC or follows unreadable bytes, where Kafka's recovery (``LogSegment.recover``) truncates the log;
+    ``read_past_damage`` reads on (and says so)."""
     start_snap = _start(part, from_snapshot)
     start = start_snap.offset if start_snap else (part.segments[0].base_offset if part.segments else 0)
     topic = part.topic_partition.topic if part.topic_partition else ""
@@ -132,12 +134,29 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
 
     stop = False
     for seg in part.segments:
+        expected = 0
         for e in seg.entries:
+            gap = e.position - expected  # bytes the reader skipped before this batch (0 in a sound segment)
+            damaged = e.crc_valid is False or gap != 0
+            expected = e.position + e.size_in_bytes
             if e.last_offset < start:
                 continue
             if until is not None and e.base_offset >= until:
                 stop = True
                 break
+            if damaged:
+                why = "fails its CRC" if e.crc_valid is False else f"follows {gap} unreadable bytes"
+                where = f"{seg.log_file} byte {e.position}: the batch at offset {e.base_offset} {why}"
+                if not read_past_damage:
+                    result.anomalies.append(Anomaly(
+                        "replay-stopped", e.base_offset, e.position, -1,
+                        f"{where}; Kafka's recovery truncates the log here, so the replay stops "
+                        "(--read-past-damage reads on)", "error"))
+                    stop = True
+                    break
+                result.anomalies.append(Anomaly(
+                    "read-past-damage", e.base_offset, e.position, -1,
+                    f"{where}; read on as asked (Kafka's recovery would truncate the log here)", "warning"))
             compare_upto(e.base_offset)
             if isinstance(e, RecordBatch):
                 manager.append(e)
