@@ -42,3 +42,15 @@ def test_the_columnar_scan_agrees(tmp_path: Path) -> None:
     seg, second = damaged(tmp_path)
     cols = scan_segment(seg)
     assert [(d.code, d.position, d.field) for d in cols.defects] == [("crc-mismatch", second, "crc")]
+
+
+def test_a_table_says_each_defect_once(tmp_path: Path) -> None:
+    """Issue 20: in table mode the defect is in the table and not repeated on stderr; the machine formats keep
+    stdout for data and say it on stderr."""
+    seg, second = damaged(tmp_path)
+    table = runner.invoke(app, ["dump-segment", str(seg)])
+    assert table.exit_code == 1
+    assert table.stdout.count("crc-mismatch") == 1
+    assert "crc-mismatch" not in table.stderr and "does not match" not in table.stderr
+    jsonl = runner.invoke(app, ["dump-segment", "-f", "jsonl", str(seg)])
+    assert f"@ byte {second}: crc:" in jsonl.stderr

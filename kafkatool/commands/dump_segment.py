@@ -275,10 +275,11 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
         raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind)")
     for name in unknown:
         diag.warning(f"{name}: not a Kafka file kind (by its name); skipped")
-    for d in serious[:20]:
-        diag.warning(d.describe())
-    if len(serious) > 20:
-        diag.warning(f"... and {len(serious) - 20} more defects")
+    if fmt is not Format.table:  # a table shows each defect in place: it is not said twice
+        for d in serious[:20]:
+            diag.warning(d.describe())
+        if len(serious) > 20:
+            diag.warning(f"... and {len(serious) - 20} more defects")
     return int(ExitCode.DEFECTS if serious else ExitCode.CLEAN)
 
 
