@@ -210,3 +210,22 @@ def test_recovered_segments_follow_kafkas_log(case: str, name: str) -> None:
     corrupt = [int(r.group(1)) for m in after["kafkaLogMessages"]
                if (r := re.search(r"Corruption found in segment (\d+)", m))]
     assert [s["offset"] for s in got["steps"] if s["action"] == "truncate"] == corrupt
+
+
+def test_one_format_vocabulary() -> None:
+    """Issue 20: -f table|json|jsonl as everywhere (text still accepted); jsonl holds the json document's parts."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from kafkatool.cli import app
+
+    runner = CliRunner()
+    demo = str(Path(__file__).resolve().parents[1] / "fixtures" / "demo")
+    base = ["simulate-restart", "--now", "1700003600000"]
+    doc = json.loads(runner.invoke(app, [*base, "-f", "json", demo]).stdout)
+    lines = [json.loads(x) for x in runner.invoke(app, [*base, "-f", "jsonl", demo]).stdout.splitlines()]
+    assert lines[0] == {"type": "log_dir", **{k: v for k, v in doc.items() if k != "partitions"}}
+    assert [{k: v for k, v in x.items() if k != "type"} for x in lines[1:]] == doc["partitions"]
+    assert runner.invoke(app, [*base, "-f", "table", demo]).stdout == runner.invoke(app, [*base, "-f", "text",
+                                                                                          demo]).stdout

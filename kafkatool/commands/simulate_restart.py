@@ -30,10 +30,12 @@ SCHEMA_VERSION = 1
 
 
 class RestartFormat(StrEnum):
-    """Output formats."""
+    """Output formats (the vocabulary every subcommand uses; ``text`` is the old name of ``table``)."""
 
-    text = "text"
+    table = "table"
     json = "json"
+    jsonl = "jsonl"
+    text = "text"
 
 
 class AssumeShutdown(StrEnum):
@@ -136,7 +138,8 @@ def command(
     index_interval_bytes: Annotated[int | None, typer.Option(
         "--index-interval-bytes", metavar="BYTES", min=1,
         help="The topic's index.interval.bytes (default: inferred from the offset indexes, else 4096).")] = None,
-    fmt: Annotated[RestartFormat, typer.Option("--format", "-f", help="text or json.")] = RestartFormat.text,
+    fmt: Annotated[RestartFormat, typer.Option(
+        "--format", "-f", help="table, json or jsonl (text: the old name of table).")] = RestartFormat.table,
     apply_to: Annotated[str | None, typer.Option(
         "--apply-to", metavar="OUT_DIR",
         help="Write the log dir as Kafka leaves it after this load into OUT_DIR (new or empty; never the input).")]

@@ -72,6 +72,12 @@ def render_restart(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     if fmt == "json":
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
+    if fmt == "jsonl":  # one line for the log dir, then one per partition (the json document's parts)
+        head = {"type": "log_dir", **{k: v for k, v in doc.items() if k != "partitions"}}
+        out.write(orjson.dumps(head).decode() + "\n")
+        for p in doc["partitions"]:
+            out.write(orjson.dumps({"type": "partition", **p}).decode() + "\n")
+        return
     doc = for_people(doc)
     console = human_console(out, soft_wrap=True)
     marker = "present" if doc["clean_shutdown_marker"] else "absent"
