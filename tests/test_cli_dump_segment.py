@@ -200,3 +200,14 @@ def test_kafka_format_expands_a_partition_dir(corpus_root: Path, monkeypatch: py
     expected = "".join((case / "dump" / f"{first}{suffix}.{mode}.txt").read_text()
                        for suffix, mode in ((".log", "shallow"), (".index", "plain"), (".timeindex", "plain")))
     assert out.startswith(expected)
+
+
+def test_offsets_that_match_nothing_say_so() -> None:
+    """Issue 20: a filter that matches nothing exits 2 naming the offsets the segments hold."""
+    from pathlib import Path
+
+    part = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "demo-0"
+    result = runner.invoke(app, ["dump-segment", "-f", "json", "--offsets", "100000:200000", str(part)])
+    assert result.exit_code == 2
+    assert "matches no batch" in result.stderr and "hold offsets 0.." in result.stderr
+    assert runner.invoke(app, ["dump-segment", "--offsets", "3:4", str(part)]).exit_code == 0

@@ -9,7 +9,7 @@ file, byte position and field, and reading goes on.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -92,6 +92,7 @@ class Options:
     max_bytes: int | None
     verify: bool
     topic_decoder: str = "auto"
+    seen: list[tuple[int, int, int]] = field(default_factory=list)  # per .log dumped: (first, next, shown)
 
 
 def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
@@ -132,6 +133,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     value_dec = opts.value_decoder if opts.print_data else None
     topic_dec = topic_decoder_for(path, opts.topic_decoder) if opts.print_data else None
     count = 0
+    first: int | None = None
     last: LogEntry | None = None
     with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name) as items:
         # Only once the file is open: an unreadable file prints no header, only its error.
@@ -143,6 +145,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
                 continue
             if checker is not None:
                 checker.feed(item)
+            first = item.base_offset if first is None else first
             last = item
             if filtered and not _in_range(item, lo, hi):
                 continue
@@ -163,6 +166,8 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
         for d in checker.defects:
             out.row(rows.defect_row(d))
         defects.extend(checker.defects)
+    if first is not None and last is not None:
+        opts.seen.append((first, last.last_offset + 1, count))
     out.end_file({"entries": count, "next_offset": None if last is None else last.last_offset + 1,
                   "defects": len([d for d in defects if d.severity != "info"])})
     return defects
@@ -275,6 +280,11 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
         raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind)")
     for name in unknown:
         diag.warning(f"{name}: not a Kafka file kind (by its name); skipped")
+    lo, hi = opts.offsets
+    if (lo is not None or hi is not None) and opts.seen and not any(shown for _, _, shown in opts.seen):
+        held = f"{min(a for a, _, _ in opts.seen)}..{max(b for _, b, _ in opts.seen) - 1}"
+        raise UsageError(f"--offsets {'' if lo is None else lo}:{'' if hi is None else hi} matches no batch: "
+                         f"the segments hold offsets {held}")
     if fmt is not Format.table:  # a table shows each defect in place: it is not said twice
         for d in serious[:20]:
             diag.warning(d.describe())
