@@ -505,7 +505,15 @@ class Simulation:
             d_epoch < (rep.fetch.last_fetched_epoch or 0) or d_end < offset)
         if unknown_epoch or (not diverging and (offset > leader.leo or offset < 0)):
             # AFT:637-700 fetchOffsetAndTruncate: the follower resets its position.
-            self.notes.append(f"fetch from {rep.rid} at {offset}: OFFSET_OUT_OF_RANGE")
+            if unknown_epoch:
+                why = (f"the leader has no epoch {rep.fetch.last_fetched_epoch} (the follower's last fetched "
+                       "epoch) in its cache")
+            elif offset > leader.leo:
+                why = (f"offset {offset} is past the leader's log end {leader.leo} (a fetch at the log end is "
+                       "empty, not out of range)")
+            else:
+                why = f"offset {offset} is negative"
+            self.notes.append(f"fetch from {rep.rid} at {offset}: OFFSET_OUT_OF_RANGE: {why}")
             if not deliver:
                 return
             if leader.leo < rep.leo:

@@ -306,7 +306,9 @@ class _Psm:
         """``truncateAndReload``."""
         for off in sorted(self.snapshots):
             if off > log_end or off <= log_start:
-                self.remove_and_delete(off, f"out of range ({log_start}, {log_end}]")
+                side = f"above {log_end}" if off > log_end else f"at or below {log_start}"
+                self.remove_and_delete(off, f"{side}: outside the range the producer state is reloaded for, after "
+                                            f"the log start {log_start} up to and including offset {log_end}")
         if log_end != self.map_end:
             self.state = self._fresh()
             self.load_from_snapshot(log_start)
