@@ -211,3 +211,23 @@ def test_offsets_that_match_nothing_say_so() -> None:
     assert result.exit_code == 2
     assert "matches no batch" in result.stderr and "hold offsets 0.." in result.stderr
     assert runner.invoke(app, ["dump-segment", "--offsets", "3:4", str(part)]).exit_code == 0
+
+
+def test_kind_reads_a_misnamed_file(tmp_path) -> None:
+    """Issue 20: --kind forces the file kind of files whose names are not Kafka's."""
+    import shutil
+    from pathlib import Path
+
+    part = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "demo-0"
+    seg, idx = tmp_path / "attachment.bin", tmp_path / "idx.bin"
+    shutil.copyfile(part / "00000000000000000000.log", seg)
+    shutil.copyfile(part / "00000000000000000000.index", idx)
+    refused = runner.invoke(app, ["dump-segment", str(seg)])
+    assert refused.exit_code == 3 and "--kind" in refused.stderr
+    want = json.loads(runner.invoke(app, ["dump-segment", "-f", "json", str(part / "00000000000000000000.log")])
+                      .stdout)["files"][0]["items"]
+    got = json.loads(runner.invoke(app, ["dump-segment", "-f", "json", "--kind", "log", str(seg)]).stdout)
+    assert got["files"][0]["kind"] == "log" and got["files"][0]["items"] == want
+    index = json.loads(runner.invoke(app, ["dump-segment", "-f", "json", "--kind", "index", str(idx)]).stdout)
+    assert index["files"][0]["kind"] == "index" and index["files"][0]["items"]
+    assert runner.invoke(app, ["dump-segment", "--kind", "log", str(part)]).exit_code == 2

@@ -35,6 +35,10 @@ from kafkatool.schema.filenames import (
 )
 from kafkatool.schema.topic_records import DecodeFn, decoder_for_topic, decoder_named, decoders
 
+#: The kinds ``--kind`` can force, by their output label.
+ForcedKind = StrEnum("ForcedKind", {k.value: k.value for k in FileKind  # type: ignore[misc]
+                                    if k not in (FileKind.UNKNOWN, FileKind.LOCK, FileKind.CLEAN_SHUTDOWN)})
+
 SMALL_KINDS = frozenset({
     FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX, FileKind.PRODUCER_SNAPSHOT,
     FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.RECOVERY_POINT_CHECKPOINT, FileKind.REPLICATION_OFFSET_CHECKPOINT,
@@ -93,6 +97,7 @@ class Options:
     verify: bool
     topic_decoder: str = "auto"
     seen: list[tuple[int, int, int]] = field(default_factory=list)  # per .log dumped: (first, next, shown)
+    kind: FileKind | None = None  # --kind: the file kind, whatever the names say
 
 
 def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
@@ -124,7 +129,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     name = str(path)
     base = offset_from_name(path.name)
     # A KRaft snapshot is named after its end offset and numbers its own records from 0: no name check.
-    snapshot = classify(path.name) is FileKind.KRAFT_SNAPSHOT
+    snapshot = (opts.kind or classify(path.name)) is FileKind.KRAFT_SNAPSHOT
     checker = LogChecker(name, None if snapshot else base) if verify else None
     defects: list[Defect] = []
     lo, hi = opts.offsets
@@ -216,8 +221,8 @@ def verify_index(path: Path, loaded: small_files.Loaded) -> list[Defect]:
 
 
 def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics) -> list[Defect] | None:
-    """Dump one file by its kind; ``None`` when the name is not a Kafka file kind."""
-    kind = classify(path.name)
+    """Dump one file by its kind (``--kind``, else its name); ``None`` when the name is not a Kafka file kind."""
+    kind = opts.kind or classify(path.name)
     if kind in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
         return dump_log(path, out, opts, opts.verify)
     if kind is FileKind.UNKNOWN or kind not in SMALL_KINDS:
@@ -277,7 +282,8 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
     if dumped == 0 and unreadable:
         return int(ExitCode.UNREADABLE)  # each unreadable file's error is already said, one line each
     if dumped == 0:
-        raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind)")
+        raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind; "
+                                   "--kind KIND reads a file as a kind whatever its name)")
     for name in unknown:
         diag.warning(f"{name}: not a Kafka file kind (by its name); skipped")
     lo, hi = opts.offsets
@@ -310,6 +316,10 @@ def command(
                                                   help="Read only the first N bytes of each .log file.")] = None,
     verify: Annotated[bool, typer.Option("--verify", help="Check CRCs, offset order, record counts, indexes "
                                                           "against the log, snapshot CRCs.")] = False,
+    kind: Annotated[ForcedKind | None, typer.Option(
+        "--kind", metavar="KIND", help="Read the files as this kind whatever their names (log, index, timeindex, "
+                                       "txnindex, snapshot, kraft-snapshot, leader-epoch-checkpoint, ...).")]
+    = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="table (terminal), json, jsonl, or kafka "
                                                                "(kafka-dump-log.sh's exact text).")]
     = Format.table,
@@ -366,9 +376,11 @@ def command(
             raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "
                              "--format kafka (use --verify for kafkatool's own checks)")
         shown = print_data or choice not in ("auto", "none")
+        if kind is not None and any(Path(p).is_dir() for p in paths):
+            raise UsageError("--kind names the kind of the files given; give files, not directories")
         opts = Options(deep=deep or shown, print_data=shown, key_decoder=key_decoder.value,
                        value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,
-                       verify=verify, topic_decoder=choice)
+                       verify=verify, topic_decoder=choice, kind=None if kind is None else FileKind(kind.value))
         return run(paths, fmt, opts)
 
     run_guarded(body)
