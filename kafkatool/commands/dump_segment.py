@@ -98,6 +98,7 @@ class Options:
     topic_decoder: str = "auto"
     seen: list[tuple[int, int, int]] = field(default_factory=list)  # per .log dumped: (first, next, shown)
     kind: FileKind | None = None  # --kind: the file kind, whatever the names say
+    wide: bool = False  # --wide: every table column, whatever the terminal's width
 
 
 def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
@@ -259,7 +260,7 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
     """The command body: expand paths, dump each file, pick the exit code."""
     diag = Diagnostics()
     files = expand(paths)
-    out = make_output(fmt.value)
+    out = make_output(fmt.value, wide=opts.wide)
     all_defects: list[Defect] = []
     unknown: list[str] = []
     unreadable = 0
@@ -316,6 +317,8 @@ def command(
                                                   help="Read only the first N bytes of each .log file.")] = None,
     verify: Annotated[bool, typer.Option("--verify", help="Check CRCs, offset order, record counts, indexes "
                                                           "against the log, snapshot CRCs.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Tables with every column, whatever the terminal's "
+                                                       "width (by default columns are chosen to fit).")] = False,
     kind: Annotated[ForcedKind | None, typer.Option(
         "--kind", metavar="KIND", help="Read the files as this kind whatever their names (log, index, timeindex, "
                                        "txnindex, snapshot, kraft-snapshot, leader-epoch-checkpoint, ...).")]
@@ -380,7 +383,8 @@ def command(
             raise UsageError("--kind names the kind of the files given; give files, not directories")
         opts = Options(deep=deep or shown, print_data=shown, key_decoder=key_decoder.value,
                        value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,
-                       verify=verify, topic_decoder=choice, kind=None if kind is None else FileKind(kind.value))
+                       verify=verify, topic_decoder=choice, kind=None if kind is None else FileKind(kind.value),
+                       wide=wide)
         return run(paths, fmt, opts)
 
     run_guarded(body)

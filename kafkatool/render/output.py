@@ -137,6 +137,40 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+#: Which columns stay when a table must fit the terminal: most important first (the rest keep their order).
+KEEP_FIRST: dict[str, list[str]] = {
+    "batch": ["base_offset", "last_offset", "count", "compression", "max_timestamp", "producer_id",
+              "base_sequence", "partition_leader_epoch", "flags", "size", "crc", "position", "producer_epoch",
+              "magic", "timestamp_type"],
+    "record": ["offset", "key", "value", "timestamp", "control", "sequence", "header_keys", "key_size",
+               "value_size"],
+    "producer": ["producer_id", "producer_epoch", "last_sequence", "last_offset", "timestamp",
+                 "current_txn_first_offset", "coordinator_epoch", "first_sequence", "first_offset"],
+}
+#: The least width a wrapping column (key, value) is given when columns are chosen.
+FLEX_MIN = 20
+#: What a table puts between two columns (rich's padding of one on each side).
+GAP = 2
+
+
+def fit_columns(rtype: str, cols: list[tuple[str, str]], widths: dict[str, int], room: int) -> list[tuple[str, str]]:
+    """The columns of ``cols`` that fit in ``room`` characters (:data:`GAP` between columns), chosen in
+    :data:`KEEP_FIRST` order and shown in their own order. ``widths`` is each column's widest cell or header."""
+    order = KEEP_FIRST.get(rtype)
+    if order is None:
+        return cols
+    rank = {k: i for i, k in enumerate(order)}
+    chosen: set[str] = set()
+    used = 0
+    for key, _ in sorted(cols, key=lambda c: rank.get(c[0], len(rank))):
+        width = min(widths[key], FLEX_MIN) if key in ("key", "value") else widths[key]
+        if used + width + (GAP if chosen else 0) > room and chosen:
+            continue
+        chosen.add(key)
+        used += width + (GAP if len(chosen) > 1 else 0)
+    return [c for c in cols if c[0] in chosen]
+
+
 def _cell(row: Row, key: str) -> Text:
     value = row.get(key)
     if key == "flags":
@@ -182,8 +216,11 @@ SEVERITY_STYLE = {"error": "red bold", "warning": "yellow", "info": "cyan"}
 class TableOutput:
     """Rich tables, one block per input file, defects listed after the file's rows."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, color: bool | None = None) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, color: bool | None = None, wide: bool = False) -> None:
         self.console = human_console(out, piped_width=200, color=color)
+        self.wide = wide
+        self.hidden: set[str] = set()  # columns left out of this file's tables to fit the width
+        self.chosen: dict[str, list[tuple[str, str]]] = {}  # per row type: the columns this file's tables show
         self.pending: list[Row] = []
         self.pending_type = ""
         self.defects: list[Row] = []
@@ -193,6 +230,7 @@ class TableOutput:
         details = printable("  ".join(f"{k}: {v}" for k, v in info.items() if v is not None))
         self.console.print(Text.assemble((printable(path), "bold"), "  ", (kind, "cyan"), "  ", (details, "dim")))
         self.shown_header = set()
+        self.chosen = {}
 
     def row(self, row: Row) -> None:
         row = for_people(row)
@@ -231,14 +269,25 @@ class TableOutput:
 
     def _table(self, rtype: str, rows: list[Row]) -> Table:
         cols = COLUMNS.get(rtype) or [(k, k) for k in rows[0] if k != "type"]
+        cells = [[_cell(r, key) for key, _ in cols] for r in rows]
+        if not self.wide and rtype in KEEP_FIRST:
+            # Chosen on a file's first table of each row type and kept; a later table with wider cells can only
+            # leave more columns out (never bring one back), so the columns stay steady within a file.
+            widths = {key: max([len(header)] + [c[i].cell_len for c in cells]) for i, (key, header) in enumerate(cols)}
+            allowed = self.chosen.get(rtype, cols)
+            shown = self.chosen[rtype] = fit_columns(rtype, allowed, widths, self.console.width)
+            self.hidden |= {header for key, header in cols if (key, header) not in shown}
+            keep = [i for i, col in enumerate(cols) if col in shown]
+            cols = [cols[i] for i in keep]
+            cells = [[c[i] for i in keep] for c in cells]
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold dim",
                       title=None, show_edge=False)
         for key, header in cols:
             justify = "left" if key in ("key", "value", "reason", "topic", "flags", "control") else "right"
             table.add_column(header, justify=justify, no_wrap=key not in ("reason", "value"),
                              style="dim" if rtype == "record" and key == "offset" else None)
-        for r in rows:
-            table.add_row(*(_cell(r, key) for key, _ in cols))
+        for c in cells:
+            table.add_row(*c)
         return table
 
     def end_file(self, summary: Row) -> None:
@@ -255,6 +304,10 @@ class TableOutput:
             self.console.print(table)
         self.defects = []
         parts = [f"{k.replace('_', ' ')}: {v}" for k, v in summary.items() if v is not None]
+        if self.hidden:
+            parts.append(f"(--wide shows {len(self.hidden)} more column{'s' if len(self.hidden) > 1 else ''}: "
+                         f"{', '.join(sorted(self.hidden))})")
+            self.hidden = set()
         self.console.print(Text("  ".join(parts), style="dim"))
         self.console.print()
 
@@ -262,15 +315,16 @@ class TableOutput:
         pass
 
 
-def make_output(fmt: str, out: TextIO | None = None, err: TextIO | None = None) -> Output:
-    """The renderer for ``--format`` (``table``, ``json`` or ``jsonl``)."""
+def make_output(fmt: str, out: TextIO | None = None, err: TextIO | None = None, *, wide: bool = False) -> Output:
+    """The renderer for ``--format`` (``table``, ``json`` or ``jsonl``); ``wide``: every table column, whatever
+    the width."""
     out = out or sys.stdout
     err = err or sys.stderr
     if fmt == "json":
         return JsonOutput(out)
     if fmt == "jsonl":
         return JsonlOutput(out)
-    return TableOutput(out, err)
+    return TableOutput(out, err, wide=wide)
 
 
 class Diagnostics:
