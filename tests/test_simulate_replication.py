@@ -234,3 +234,20 @@ def test_plot_shows_the_kip101_loss(tmp_path, suffix: str) -> None:
         assert data.startswith(b"\x89PNG")
     bad = CliRunner().invoke(app, ["simulate-replication", "--plot", str(tmp_path / "x.gif"), str(scenario)])
     assert bad.exit_code == 2
+
+
+def test_an_empty_fetch_returns_nothing_but_carries_the_high_watermark(tmp_path: Path) -> None:
+    """Issue 20, item 3: ``max_records: 0`` is a fetch that returns no records (not "no limit"); the response
+    still carries the leader's high watermark, which the follower takes (capped at its own log end)."""
+    scenario = _diverging_scenario()
+    scenario["initial"]["replicas"] = {"1": {"log": [{"epoch": 1, "count": 11}], "hw": 5},
+                                       "2": {"log": [{"epoch": 1, "count": 21}], "hw": 11}}
+    scenario["events"] = [{"t_ms": 1_000_010, "type": "fetch", "replica": 1, "max_records": 0},
+                          {"t_ms": 1_000_020, "type": "fetch", "replica": 1, "max_records": 4}]
+    scenario.update({"schema": "kafkatool.replication-scenario/1", "name": "empty-fetch"})
+    path = tmp_path / "empty-fetch.json"
+    path.write_text(json.dumps(scenario))
+    steps = run(load_scenario(path)).steps
+    empty, four = steps[1]["replicas"]["1"], steps[2]["replicas"]["1"]
+    assert (empty["leo"], empty["hw"]) == (11, 11)
+    assert four["leo"] == 15

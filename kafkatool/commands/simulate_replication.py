@@ -34,7 +34,7 @@ def _event_label(event: dict[str, Any] | None) -> str:
     if kind == "produce":
         return f"produce {event['records']} acks={event['acks']}"
     if kind == "fetch":
-        extra = f" max {event['max_records']}" if event.get("max_records") else ""
+        extra = f" max {event['max_records']}" if event.get("max_records") is not None else ""
         outcome = event.get("outcome", "complete")
         return f"fetch by {event['replica']}{extra}" + ("" if outcome == "complete" else f" ({outcome})")
     if kind in ("crash", "restart"):

@@ -483,7 +483,8 @@ class Simulation:
                     return
         if outcome == "request_lost":
             return
-        self._fetch_round_trip(rep, ls, leader, int(event.get("max_records") or 0) or None,
+        limit = event.get("max_records")  # absent: no limit; 0: an empty fetch (it still carries the HW)
+        self._fetch_round_trip(rep, ls, leader, None if limit is None else int(limit),
                                deliver=outcome == "complete")
 
     def _fetch_round_trip(self, rep: Replica, ls: LeaderState, leader: Replica, max_records: int | None,

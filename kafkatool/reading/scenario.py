@@ -172,8 +172,8 @@ def validate(doc: Any, file: str) -> dict[str, Any]:
             if outcome is not None and outcome not in FETCH_OUTCOMES:
                 c.fail(f"{where}.outcome", f"expected one of {', '.join(FETCH_OUTCOMES)}")
             mr = c.get(event, "max_records", where, (int,), required=False)
-            if mr is not None and mr < 1:
-                c.fail(f"{where}.max_records", "must be >= 1")
+            if mr is not None and mr < 0:
+                c.fail(f"{where}.max_records", "must be >= 0 (0: a fetch that returns no records)")
         if kind == "crash":
             c.get(event, "flushed_offset", where, (int,), required=False)
             c.get(event, "hw_checkpoint", where, (int,), required=False)
