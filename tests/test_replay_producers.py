@@ -158,3 +158,26 @@ def test_the_replay_stops_where_kafkas_recovery_truncates(tmp_path: Path) -> Non
     assert read_on["end_offset"] == clean["end_offset"]
     assert read_on["producers"] == clean["producers"]
     assert [a["code"] for a in read_on["anomalies"] if a["code"] == "read-past-damage"] == ["read-past-damage"]
+
+
+def test_an_interrupted_swap_is_replayed_as_kafka_loads_it(tmp_path: Path) -> None:
+    """Issue 20, item 1: the cleaner's replaced segments already renamed ``.deleted`` while the ``.swap`` files
+    remain. Kafka's LogLoader renames the swap in, so its producer state has the producers of the swapped range;
+    replay-producers must replay that log too, and end with the producers Kafka's load ends with."""
+    import shutil
+
+    case = shared_dir("corpus") / "swap-interrupted-unclean"
+    part = tmp_path / "accounts-0"
+    shutil.copytree(case / "input" / "accounts-0", part)
+    for f in sorted(part.glob("00000000000000000000.*")):
+        if not f.name.endswith(".swap"):
+            f.rename(f.with_name(f.name + ".deleted"))
+    doc = json.loads(runner.invoke(app, ["replay-producers", "-f", "json", str(part)]).stdout)
+    (after,) = load_expected("swap-interrupted-unclean")["afterLoad"]["partitions"].values()
+    kafka = {int(pid): (p["producerEpoch"], p["lastSequence"], p["lastDataOffset"])
+             for pid, p in after["producers"].items()}
+    ours = {p["producer_id"]: (p["producer_epoch"], p["last_sequence"], p["last_offset"]) for p in doc["producers"]}
+    assert ours == kafka
+    assert doc["start"]["offset"] == 0
+    assert "swap-completed" in [a["code"] for a in doc["anomalies"]]
+    assert "snapshot-extra-producer" not in [a["code"] for a in doc["anomalies"]]

@@ -8,10 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.engine.producer_state import Anomaly
 from kafkatool.engine.replay import ReplayError, ReplayResult, replay
+from kafkatool.engine.swaps import log_after_swaps
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import partition_with_high_watermark
+from kafkatool.reading.restart_inputs import read_swap_segments
 from kafkatool.render.replay_report import render_replay
 from kafkatool.schema.filenames import parse_partition_dir
 from kafkatool.schema.producer_snapshot import build_producer_snapshot
@@ -138,11 +141,20 @@ def command(
         if write_snapshot is not None:
             prepare_output_file(Path(write_snapshot), [path], force=force)
         part, hw = partition_with_high_watermark(path)
+        # An interrupted cleaner swap: replay the log Kafka will load (the swap in place of what it replaces).
+        part, swap = log_after_swaps(part, read_swap_segments(path, part.directory))
         try:
             result = replay(part, from_snapshot=parse_from(from_snapshot), until=at if at is not None else until,
                             read_past_damage=read_past_damage)
         except ReplayError as err:
             raise UsageError(str(err)) from None
+        if swap is not None:
+            replaced = ", ".join(str(b) for b in swap.replaced) or "none"
+            result.anomalies.insert(0, Anomaly(
+                "swap-completed", swap.low, None, -1,
+                f"an interrupted cleaner swap: the log is replayed as Kafka's LogLoader will load it, the .swap "
+                f"segment(s) {', '.join(map(str, swap.swapped_in))} in place of the segments they replace "
+                f"(offsets [{swap.low}, {swap.high}); replaced segments still on disk: {replaced})", "info"))
         if write_snapshot is not None:
             write_atomic(Path(write_snapshot), build_producer_snapshot(result.manager.snapshot_entries()))
         clock = now if now is not None else result.manager.last_timestamp
