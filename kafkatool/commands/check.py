@@ -14,8 +14,9 @@ from kafkatool.engine.check import SEVERITY_RANK, check_broker_identity, check_l
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogDirData
 from kafkatool.reading.files import read_text
-from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.logdir import read_log_dir, segment_bytes
 from kafkatool.render.report import render_expectation, render_report
+from kafkatool.render.scan_report import byte_progress, wants_progress
 
 
 def finding_row(d: Defect, log_dir: str) -> dict[str, Any]:
@@ -54,11 +55,14 @@ def compare(rows: list[dict[str, Any]], expected: list[dict[str, Any]],
     return missing, unexpected
 
 
-def run(dirs: list[str], *, fail_on: FailOn, expect: str | None, fmt: OutputFormat, show_info: bool) -> int:
+def run(dirs: list[str], *, fail_on: FailOn, expect: str | None, fmt: OutputFormat, show_info: bool,
+        quiet: bool = False) -> int:
     """Read every log dir, check them together, render, and choose the exit code."""
     datas: list[LogDirData] = []
-    for d in dirs:
-        datas.append(read_log_dir(d))
+    total = segment_bytes(dirs)
+    with byte_progress(total, "reading", enabled=wants_progress(total, quiet=quiet)) as advance:
+        for d in dirs:
+            datas.append(read_log_dir(d, advance))
     findings = [finding_row(f, data.path) for data in datas for f in check_log_dir(data)]
     findings += [finding_row(f, "*") for f in check_broker_identity(datas)]
     findings.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], r["log_dir"], r["file"], r["position"] or 0))
@@ -89,6 +93,7 @@ def command(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
     """Cross-check every file of a broker's log dirs and say what Kafka will do with what is wrong."""
 
@@ -96,6 +101,6 @@ def command(
         for d in dirs:
             if not Path(d).exists():
                 raise UnreadableInputError(d, "no such file or directory")
-        return run(dirs, fail_on=fail_on, expect=expect, fmt=fmt, show_info=show_info)
+        return run(dirs, fail_on=fail_on, expect=expect, fmt=fmt, show_info=show_info, quiet=quiet)
 
     run_guarded(body)

@@ -14,9 +14,11 @@ from kafkatool.engine.restart import PartitionRestart, RestartOptions, RestartRe
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.model import LogDirData, TopicPartition
 from kafkatool.reading.files import read_bytes
+from kafkatool.reading.logdir import segment_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.restart_report import render_restart
+from kafkatool.render.scan_report import byte_progress, wants_progress
 from kafkatool.schema import checkpoint
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
@@ -146,6 +148,7 @@ def command(
     = None,
     force: Annotated[bool, typer.Option("--force", help="With --apply-to: replace a non-empty OUT_DIR whole.")]
     = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
 
@@ -153,7 +156,9 @@ def command(
         path = Path(log_dir)
         if apply_to is not None:
             prepare_output_dir(Path(apply_to), [path], force=force)
-        inputs = read_restart_inputs(path)
+        total = segment_bytes([path])
+        with byte_progress(total, "reading", enabled=wants_progress(total, quiet=quiet)) as advance:
+            inputs = read_restart_inputs(path, advance)
         label = partition
         if inputs.single_partition and partition is not None and partition != inputs.log_dir.partitions[0].directory:
             raise UsageError(f"{log_dir} is the partition {inputs.log_dir.partitions[0].directory}, not {partition}")

@@ -8,7 +8,7 @@ abort markers with ``.txnindex`` entries).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kafkatool.errors import DecodeError, UnreadableInputError
@@ -41,6 +41,7 @@ from kafkatool.schema.filenames import (
     CLEAN_SHUTDOWN,
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    LOG_SUFFIX,
     META_PROPERTIES,
     PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
@@ -167,11 +168,35 @@ def read_log_dir_shell(path: str | Path) -> tuple[LogDirData, list[Path]]:
     return data, partition_dirs
 
 
-def read_log_dir(path: str | Path) -> LogDirData:
-    """Read a log dir, or a single partition directory (then the log-dir files are simply absent)."""
+def read_log_dir(path: str | Path, on_partition: Callable[[int], None] | None = None) -> LogDirData:
+    """Read a log dir, or a single partition directory (then the log-dir files are simply absent).
+
+    ``on_partition(n)`` is called after each partition with the bytes of its segments (for a progress bar)."""
     data, partition_dirs = read_log_dir_files(path)
-    data.partitions = [read_partition(p, p.name) for p in partition_dirs]
+    data.partitions = []
+    for p in partition_dirs:
+        data.partitions.append(read_partition(p, p.name))
+        if on_partition is not None:
+            on_partition(sum(s.log_size for s in data.partitions[-1].segments))
     return data
+
+
+def segment_bytes(paths: Iterable[str | Path]) -> int:
+    """The bytes of every segment under ``paths`` (log dirs or partition directories), from the file sizes only:
+    the total a reading progress bar counts to."""
+    total = 0
+    for path in paths:
+        root = Path(path)
+        if not root.is_dir():
+            continue
+        dirs = [root] if parse_partition_dir(root.name) and looks_like_partition_dir(root) else \
+            [p for p in list_dir(root) if p.is_dir() and parse_partition_dir(p.name)]
+        for d in dirs:
+            try:
+                total += sum(f.stat().st_size for f in list_dir(d) if f.name.endswith(LOG_SUFFIX) and f.is_file())
+            except (OSError, UnreadableInputError):
+                continue
+    return total
 
 
 def is_log_dir(root: Path) -> bool:

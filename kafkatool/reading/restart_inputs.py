@@ -7,6 +7,7 @@ parent log dir's checkpoints and clean-shutdown marker, as the broker would.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,9 +80,10 @@ def _parent_files(data: LogDirData, parent: Path) -> None:
         data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(marker))
 
 
-def read_restart_inputs(path: str | Path) -> RestartInputs:
-    """Everything Kafka's start-up reads for the log dir (or partition directory) at ``path``."""
-    data = read_log_dir(path)
+def read_restart_inputs(path: str | Path, on_partition: Callable[[int], None] | None = None) -> RestartInputs:
+    """Everything Kafka's start-up reads for the log dir (or partition directory) at ``path``
+    (``on_partition``: see :func:`read_log_dir`)."""
+    data = read_log_dir(path, on_partition)
     root = Path(path)
     single = len(data.partitions) == 1 and data.partitions[0].directory == root.name \
         and parse_partition_dir(root.name) is not None and not (root / data.partitions[0].directory).is_dir()

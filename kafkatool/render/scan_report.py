@@ -69,6 +69,21 @@ def byte_progress(total: int, description: str, *, enabled: bool,
         yield lambda n: bar.advance(task, n)
 
 
+#: Below this many segment bytes a read takes well under a second: no progress bar.
+PROGRESS_MIN_BYTES = 64 << 20
+
+
+def wants_progress(total: int, *, quiet: bool, err: TextIO | None = None) -> bool:
+    """Whether a reading progress bar is worth showing: stderr is a terminal, ``--quiet`` was not given, and
+    there are enough bytes to take more than about a second."""
+    stream = err or sys.stderr
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return tty and not quiet and total >= PROGRESS_MIN_BYTES
+
+
 @contextmanager
 def stage_progress(poll: Callable[[], list[tuple[int, str, int, int]]], *, enabled: bool,
                    err: TextIO | None = None, every_s: float = 0.25) -> Iterator[None]:
