@@ -251,3 +251,113 @@ def test_an_empty_fetch_returns_nothing_but_carries_the_high_watermark(tmp_path:
     empty, four = steps[1]["replicas"]["1"], steps[2]["replicas"]["1"]
     assert (empty["leo"], empty["hw"]) == (11, 11)
     assert four["leo"] == 15
+
+
+# ------------------------------------------------------------------ multi-round truncation (issue 20, item 4)
+#
+# Every expected value below is worked by hand from Kafka trunk 1eb76443: the leader's answer is
+# Partition.readRecords with LeaderEpochFileCache.endOffsetFor, the follower's cut is
+# AbstractFetcherThread.getOffsetTruncationState with UnifiedLog.endOffsetForEpoch, and the state after it
+# is AbstractFetcherThread.updateFetchOffsetAndMaybeMarkTruncationComplete (Fetching whenever truncation on
+# fetch is supported, even when the truncation is not final).
+
+
+def _follower(step: dict[str, Any], rid: str) -> tuple[Any, ...]:
+    rep = step["replicas"][rid]
+    fs = rep["fetch_state"]
+    return rep["leo"], rep["hw"], rep["epoch_cache"], fs["fetch_offset"], fs["state"], fs["last_fetched_epoch"]
+
+
+def _three_round_scenario(mode: str) -> dict[str, Any]:
+    """Leader 2 (epoch 6) has epochs 0,1,3,5; follower 1 wrote epochs 2 and 4 that the leader never had."""
+    return {
+        "settings": {"replicas": [1, 2], "min_insync_replicas": 1, "replica_lag_time_max_ms": 30000,
+                     "unclean_leader_election": False, "truncation": mode, "alter_partition_auto_commit": True},
+        "initial": {"t_ms": 1_000_000, "leader": 2, "leader_epoch": 6, "isr": [2],
+                    "replicas": {"1": {"log": [{"epoch": 0, "count": 4}, {"epoch": 2, "count": 3},
+                                               {"epoch": 4, "count": 3}], "hw": 2},
+                                 "2": {"log": [{"epoch": 0, "count": 3}, {"epoch": 1, "count": 3},
+                                               {"epoch": 3, "count": 3}, {"epoch": 5, "count": 3}], "hw": 3}}},
+        "events": [{"t_ms": 1_000_000 + 10 * n, "type": "fetch", "replica": 1} for n in range(1, 6)],
+    }
+
+
+def test_diverging_epoch_truncation_takes_one_round_per_fetch() -> None:
+    """Three diverging-epoch answers, one per Fetch, before the follower's fetch offset settles at 3."""
+    steps = run(_three_round_scenario("fetch_diverging_epoch")).steps
+    assert steps[0]["replicas"]["2"]["epoch_cache"] == [[0, 0], [1, 3], [3, 6], [5, 9], [6, 12]]
+    want = [
+        # start-up: a non-empty cache starts fetching at the LEO with the latest epoch (RM.initialFetchOffset)
+        (10, 2, [[0, 0], [2, 4], [4, 7]], 10, "fetching", 4),
+        # epoch 4 -> leader (3, 9); the follower has no epoch 3: cut to the end of its epoch 2 (7), not final
+        (7, 2, [[0, 0], [2, 4]], 7, "fetching", 2),
+        # epoch 2 -> leader (1, 6); no epoch 1 either: cut to the end of its epoch 0 (4), not final
+        (4, 2, [[0, 0]], 4, "fetching", 0),
+        # epoch 0 -> leader (0, 3); same epoch: min(3, 4, 4) = 3, final
+        (3, 2, [[0, 0]], 3, "fetching", 0),
+        # no divergence at 3: the records 3..11 come with the leader's HW 12
+        (12, 12, [[0, 0], [1, 3], [3, 6], [5, 9]], 12, "fetching", 5),
+        (12, 12, [[0, 0], [1, 3], [3, 6], [5, 9]], 12, "fetching", 5),
+    ]
+    assert [_follower(s, "1") for s in steps] == want
+    # a diverging answer never updates the leader's record of the follower (KAFKA-13141)
+    assert [s["leader_view"]["followers"]["1"]["leo"] for s in steps] == [-1, -1, -1, -1, 3, 12]
+    assert steps[5]["controller"]["isr"] == [1, 2]
+
+
+def test_offsets_for_leader_epoch_truncation_stays_truncating_between_rounds() -> None:
+    """The same history over OffsetsForLeaderEpoch: Truncating until the final round, which then fetches."""
+    steps = run(_three_round_scenario("offsets_for_leader_epoch")).steps
+    want = [
+        (10, 2, [[0, 0], [2, 4], [4, 7]], 2, "truncating", None),
+        (7, 2, [[0, 0], [2, 4]], 7, "truncating", 2),
+        (4, 2, [[0, 0]], 4, "truncating", 0),
+        (12, 12, [[0, 0], [1, 3], [3, 6], [5, 9]], 12, "fetching", 5),
+    ]
+    assert [_follower(s, "1") for s in steps[:4]] == want
+
+
+def _a_b_a_scenario() -> dict[str, Any]:
+    """Leadership 1 -> 2 -> 1 -> 2 through unclean elections; 1 comes back holding epochs 0 and 2 of its own."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("crash", {"replica": 2}), ("produce", {"records": 3, "acks": 1}),        # 1 writes m1-m3 in epoch 0
+        ("crash", {"replica": 1}), ("restart", {"replica": 2}), ("elect", {"leader": 2, "clean": False}),
+        ("produce", {"records": 2, "acks": 1}),                                    # 2 writes m4, m5 in epoch 1
+        ("crash", {"replica": 2}), ("restart", {"replica": 1}), ("elect", {"leader": 1, "clean": False}),
+        ("produce", {"records": 1, "acks": 1}),                                    # 1 writes m6 in epoch 2
+        ("crash", {"replica": 1}), ("restart", {"replica": 2}), ("elect", {"leader": 2, "clean": False}),
+        ("produce", {"records": 3, "acks": 1}),                                    # 2 writes m7-m9 in epoch 3
+        ("restart", {"replica": 1}),
+        ("fetch", {"replica": 1}), ("fetch", {"replica": 1}), ("fetch", {"replica": 1}), ("fetch", {"replica": 1}),
+    ]
+    return {
+        "settings": {"replicas": [1, 2], "min_insync_replicas": 1, "replica_lag_time_max_ms": 30000,
+                     "unclean_leader_election": True, "truncation": "fetch_diverging_epoch",
+                     "alter_partition_auto_commit": True},
+        "initial": {"t_ms": 1_000_000, "leader": 1, "leader_epoch": 0, "isr": [1, 2],
+                    "replicas": {"1": {"log": [{"epoch": 0, "count": 2}], "hw": 2},
+                                 "2": {"log": [{"epoch": 0, "count": 2}], "hw": 2}}},
+        "events": [{"t_ms": 1_000_000 + 10 * (n + 1), "type": kind, **fields}
+                   for n, (kind, fields) in enumerate(events)],
+    }
+
+
+def test_a_b_a_history_truncates_over_two_diverging_rounds() -> None:
+    result = run(_a_b_a_scenario())
+    steps = result.steps
+    assert steps[14]["replicas"]["2"]["epoch_cache"] == [[0, 0], [1, 2], [3, 4]]
+    want = {
+        # restart: LEO 6 with epochs 0 and 2, HW from its checkpoint (6)
+        14: (6, 6, [[0, 0], [2, 5]], 6, "fetching", 2),
+        # epoch 2 -> leader (1, 4); unknown to 1: cut to the end of its epoch 0 (5); the HW drops to the LEO
+        15: (5, 5, [[0, 0]], 5, "fetching", 0),
+        # epoch 0 -> leader (0, 2); same epoch: min(2, 5, 5) = 2, final
+        16: (2, 2, [[0, 0]], 2, "fetching", 0),
+        17: (7, 7, [[0, 0], [1, 2], [3, 4]], 7, "fetching", 3),
+        18: (7, 7, [[0, 0], [1, 2], [3, 4]], 7, "fetching", 3),
+    }
+    assert {n: _follower(steps[n + 1], "1") for n in want} == want
+    assert steps[-1]["replicas"]["1"]["log"] == steps[-1]["replicas"]["2"]["log"]
+    assert result.final["acknowledged_lost"] == ["m1", "m2", "m3", "m6"]
+    assert result.final["diverged_from_leader"] == {"1": False}
+    assert not [v for v in result.violations if v.rule != "acked-record-lost"]

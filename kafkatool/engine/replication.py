@@ -443,15 +443,25 @@ class Simulation:
             return True
         if f_epoch != l_epoch:
             # KIP-279: the follower does not know the leader's epoch; another round follows.
+            self.notes.append(f"replica {rep.rid} has no epoch {l_epoch}: it truncates to the end of its epoch "
+                              f"{f_epoch}, and that truncation is not final")
             self._truncate(rep, min(f_end, rep.leo))
             return False
         self._truncate(rep, min(l_end, f_end, rep.leo))
         return True
 
     def _after_truncation(self, rep: Replica, final: bool) -> None:
+        """AbstractFetcherThread.updateFetchOffsetAndMaybeMarkTruncationComplete: the new fetch state.
+
+        The fetch offset is the truncation offset and ``lastFetchedEpoch`` the log's latest epoch. With
+        truncation on fetch (``isTruncationOnFetchSupported``) the partition goes back to fetching even when
+        the truncation is not final: the next Fetch carries the new ``lastFetchedEpoch`` and the leader answers
+        with the next diverging epoch, one round per fetch. Only the OffsetsForLeaderEpoch protocol stays in
+        the truncating state for another exchange.
+        """
         assert rep.fetch is not None
         rep.fetch.offset = rep.leo
-        rep.fetch.truncating = not final
+        rep.fetch.truncating = not final and self.mode != "fetch_diverging_epoch"
         rep.fetch.last_fetched_epoch = None if self.mode == "high_watermark" else rep.latest_epoch()
 
     def fetch(self, event: dict[str, Any]) -> None:
