@@ -361,3 +361,77 @@ def test_a_b_a_history_truncates_over_two_diverging_rounds() -> None:
     assert result.final["acknowledged_lost"] == ["m1", "m2", "m3", "m6"]
     assert result.final["diverged_from_leader"] == {"1": False}
     assert not [v for v in result.violations if v.rule != "acked-record-lost"]
+
+
+# ------------------------------------------------------------------ pending AlterPartition (issue 20, item 4)
+
+
+def _pending_scenario() -> dict[str, Any]:
+    """An expansion, then a shrink, each left in flight until an ``alter_partition_response``."""
+    timed: list[tuple[int, str, dict[str, Any]]] = [
+        (10, "fetch", {"replica": 2}), (20, "fetch", {"replica": 3}),            # 1: expand by 3 pending
+        (30, "produce", {"records": 2, "acks": -1}),                              # 2: m1, m2 at 4-5
+        (40, "fetch", {"replica": 2}), (50, "fetch", {"replica": 2}),            # 4: 2 at 6, 3 still at 4
+        (60, "alter_partition_response", {"accept": True}),                      # 5: ISR 1,2,3
+        (70, "fetch", {"replica": 3}), (80, "fetch", {"replica": 3}),            # 7: HW 6, m1 m2 acked
+        (9000, "fetch", {"replica": 2}), (15000, "produce", {"records": 1, "acks": -1}),  # 9: m3 at 6
+        (15010, "fetch", {"replica": 2}), (15020, "fetch", {"replica": 2}),      # 11: 2 at 7
+        (15030, "tick", {}),                                                      # 12: shrink (-3) pending
+        (15040, "produce", {"records": 1, "acks": 1}),                            # 13: m4 at 7, acked
+        (15050, "alter_partition_response", {"accept": True}),                    # 14: ISR 1,2; HW 7; m3 acked
+    ]
+    return {
+        "schema": "kafkatool.replication-scenario/1", "name": "pending-alter-partition",
+        "settings": {"replicas": [1, 2, 3], "min_insync_replicas": 2, "replica_lag_time_max_ms": 10000,
+                     "truncation": "fetch_diverging_epoch", "alter_partition_auto_commit": False},
+        "initial": {"t_ms": 1_000_000, "leader": 1, "leader_epoch": 1, "isr": [1, 2],
+                    "replicas": {str(r): {"log": [{"epoch": 1, "count": 4}], "hw": 4} for r in (1, 2, 3)}},
+        "events": [{"t_ms": 1_000_000 + t, "type": kind, **fields} for t, kind, fields in timed],
+    }
+
+
+def test_pending_alter_partition_counts_the_maximal_isr_for_the_hw_at_once() -> None:
+    """PendingExpandIsr: the new member holds the HW back before the controller answers; PendingShrinkIsr:
+    the leaving member still holds it until the shrink commits (Partition.maybeIncrementLeaderHW)."""
+    steps = run(_pending_scenario()).steps
+    view = [(s["leader_view"]["isr"], s["leader_view"]["maximal_isr"], s["leader_view"]["pending_isr_change"],
+             s["replicas"]["1"]["hw"], s["controller"]["partition_epoch"]) for s in steps]
+    expand = {"type": "expand", "isr": [1, 2, 3]}
+    shrink = {"type": "shrink", "isr": [1, 2]}
+    assert view[2] == ([1, 2], [1, 2, 3], expand, 4, 0)
+    # step 4: the committed ISR 1,2 is at 6, but 3 (pending, at 4) already holds the HW at 4
+    assert view[5] == ([1, 2], [1, 2, 3], expand, 4, 0)
+    assert steps[5]["requests"][0]["status"] == "pending"
+    assert view[6] == ([1, 2, 3], [1, 2, 3], None, 4, 1)
+    assert view[8][3] == 6 and steps[8]["requests"][0]["status"] == "acked"
+    # step 12-13: the shrink is in flight, 3 (at 6) still counts, the HW stays at 6 below 2's 7
+    assert view[13] == ([1, 2, 3], [1, 2, 3], shrink, 6, 1)
+    assert view[14] == ([1, 2, 3], [1, 2, 3], shrink, 6, 1)
+    assert steps[14]["requests"][1]["status"] == "pending"
+    assert view[15] == ([1, 2], [1, 2], None, 7, 2)
+    assert steps[15]["requests"][1]["status"] == "acked"
+
+
+def test_pending_alter_partition_is_rejected_back_to_the_committed_isr() -> None:
+    """A rejected expansion goes back to the last committed ISR (Partition.handleAlterPartitionError);
+    the HW is not recomputed by the answer itself."""
+    scenario = _pending_scenario()
+    scenario["events"] = [*scenario["events"][:5],
+                          {"t_ms": 1_000_060, "type": "alter_partition_response", "accept": False}]
+    steps = run(scenario).steps
+    last = steps[-1]["leader_view"]
+    assert (last["isr"], last["maximal_isr"], last["pending_isr_change"]) == ([1, 2], [1, 2], None)
+    assert steps[-1]["replicas"]["1"]["hw"] == 4 and steps[-1]["controller"]["partition_epoch"] == 0
+
+
+def test_timeline_shows_the_pending_alter_partition(tmp_path: Path) -> None:
+    path = tmp_path / "pending.json"
+    path.write_text(json.dumps(_pending_scenario()))
+    result = runner.invoke(app, ["simulate-replication", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert "1,2 (+3 pending, HW by 1,2,3)" in next(line for line in lines if "fetch by 3" in line)
+    assert "1,2,3 (-3 pending, HW by 1,2,3)" in next(line for line in lines if " tick " in line)
+    assert any(line.startswith("ISR: committed;") for line in lines)
+    doc = json.loads(runner.invoke(app, ["simulate-replication", str(path), "-f", "json"]).stdout)
+    assert doc["steps"][13]["leader_view"]["pending_isr_change"] == {"type": "shrink", "isr": [1, 2]}

@@ -48,7 +48,8 @@ def _event_label(event: dict[str, Any] | None) -> str:
 
 
 def timeline_rows(scenario: dict[str, Any], result: RunResult) -> list[dict[str, Any]]:
-    """One row per step: time, event, each replica's LEO/HW, ISR, leader epoch, newly acknowledged ids."""
+    """One row per step: time, event, each replica's LEO/HW, ISR (with any AlterPartition in flight and the
+    maximal ISR the HW counts), leader epoch, newly acknowledged ids (in offset order)."""
     rows = []
     events: list[dict[str, Any] | None] = [None, *scenario["events"]]
     seen: list[str] = []
@@ -69,6 +70,7 @@ def timeline_rows(scenario: dict[str, Any], result: RunResult) -> list[dict[str,
         rows.append({"step": step["after"], "t_ms": t, "event": _event_label(event), "replicas": replicas,
                      "leader": ctrl["leader"], "leader_epoch": ctrl["leader_epoch"], "isr": ctrl["isr"],
                      "maximal_isr": None if view is None else view["maximal_isr"],
+                     "pending_isr_change": None if view is None else view["pending_isr_change"],
                      "newly_acknowledged": new, "notes": step.get("notes", [])})
     return rows
 

@@ -272,7 +272,11 @@ class Simulation:
         self.maybe_increment_leader_hw()
 
     def propose_isr(self, kind: str, new_isr: list[int]) -> None:
-        """Partition.submitAlterPartition: commit at once or leave the change pending (P:1779-1829)."""
+        """Partition.prepareIsrExpand / prepareIsrShrink and submitAlterPartition (P:1779-1829).
+
+        The change is pending (PendingExpandIsr / PendingShrinkIsr) until the controller answers, or committed
+        within the event when auto-commit is on; while pending, the HW counts the maximal ISR.
+        """
         assert self.lstate is not None
         self.lstate.pending = (kind, sorted(new_isr))
         if self.auto_commit:

@@ -26,6 +26,22 @@ def _ids(ids: list[str]) -> str:
     return f"{', '.join(ids[:3])} … {ids[-1]} ({len(ids)})"
 
 
+def isr_cell(isr: list[int], maximal: list[int] | None, pending: Row | None) -> str:
+    """The committed ISR, and an AlterPartition in flight with the maximal ISR that the HW already counts.
+
+    Kafka's Partition (PendingExpandIsr / PendingShrinkIsr): a pending addition counts for the HW at once, a
+    pending removal still counts until the controller commits it.
+    """
+    text = ",".join(map(str, isr))
+    if pending is not None:
+        change = [f"+{r}" for r in pending["isr"] if r not in isr] + [f"-{r}" for r in isr if r not in pending["isr"]]
+        basis = ",".join(map(str, maximal if maximal is not None else isr))
+        return f"{text} ({' '.join(change) or 'no change'} pending, HW by {basis})"
+    if maximal is not None and maximal != isr:
+        text += f" (max {','.join(map(str, maximal))})"
+    return text
+
+
 def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the simulation document ``doc``; ``json`` is ``{"steps": [...], ...}``."""
     out = out or sys.stdout
@@ -59,15 +75,16 @@ def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
                 style = "bold" if rep["role"] == "leader" else ""
                 mark = "*" if rep["role"] == "leader" else ""
                 cells.append(Text(f"{mark}{rep['leo']}/{rep['hw']}", style=style))
-        isr = ",".join(map(str, row["isr"]))
-        if row["maximal_isr"] is not None and row["maximal_isr"] != row["isr"]:
-            isr += f" (max {','.join(map(str, row['maximal_isr']))})"
+        isr = isr_cell(row["isr"], row["maximal_isr"], row.get("pending_isr_change"))
         cells += [Text("–" if row["leader"] is None else str(row["leader"]), style="dim" if row["leader"] is None
                        else ""), Text(str(row["leader_epoch"])), Text(isr),
                   Text(_ids(row["newly_acknowledged"]), style="green")]
         table.add_row(*cells)
     console.print(table)
     console.print(Text("* leader; LEO/HW per replica; a crashed replica shows its on-disk LEO", style="dim"))
+    if any(row.get("pending_isr_change") for row in timeline):
+        console.print(Text("ISR: committed; (+N/-N pending, HW by ...): an AlterPartition in flight; the leader's HW "
+                           "already counts a pending addition and still counts a pending removal", style="dim"))
     if doc["has_expected"]:
         diffs = doc["differences"]
         if diffs:
