@@ -435,3 +435,63 @@ def test_timeline_shows_the_pending_alter_partition(tmp_path: Path) -> None:
     assert any(line.startswith("ISR: committed;") for line in lines)
     doc = json.loads(runner.invoke(app, ["simulate-replication", str(path), "-f", "json"]).stdout)
     assert doc["steps"][13]["leader_view"]["pending_isr_change"] == {"type": "shrink", "isr": [1, 2]}
+
+
+# ------------------------------------------------------------------ acknowledged records in offset order
+
+
+def _two_acks_scenario() -> dict[str, Any]:
+    """An acks=all record ``z`` at offset 2 is acknowledged after the acks=1 record ``y`` at offset 3."""
+    timed: list[tuple[str, dict[str, Any]]] = [
+        ("fetch", {"replica": 2}),
+        ("produce", {"records": 1, "acks": -1, "ids": ["z"]}),   # offset 2, waits for 2
+        ("produce", {"records": 1, "acks": 1, "ids": ["y"]}),    # offset 3, acknowledged at once
+        ("fetch", {"replica": 2}), ("fetch", {"replica": 2}),    # 2 reaches 4: z is acknowledged
+    ]
+    return {
+        "schema": "kafkatool.replication-scenario/1", "name": "ack-order",
+        "settings": {"replicas": [1, 2, 3], "min_insync_replicas": 1, "replica_lag_time_max_ms": 30000,
+                     "unclean_leader_election": True, "truncation": "fetch_diverging_epoch"},
+        "initial": {"t_ms": 1_000_000, "leader": 1, "leader_epoch": 0, "isr": [1, 2],
+                    "replicas": {str(r): {"log": [{"epoch": 0, "count": 2}], "hw": 2} for r in (1, 2, 3)}},
+        "events": [{"t_ms": 1_000_000 + 10 * (n + 1), "type": kind, **fields}
+                   for n, (kind, fields) in enumerate(timed)],
+    }
+
+
+def test_acknowledged_records_are_listed_in_offset_order(tmp_path: Path) -> None:
+    scenario = _two_acks_scenario()
+    scenario["events"] += [{"t_ms": 1_000_100, "type": "crash", "replica": 1},
+                           {"t_ms": 1_000_110, "type": "crash", "replica": 2},
+                           {"t_ms": 1_000_120, "type": "elect", "leader": 3, "clean": False}]
+    result = run(scenario)
+    assert result.steps[3]["acknowledged"] == ["y"]
+    assert result.steps[5]["acknowledged"] == ["z", "y"]
+    assert result.final["acknowledged_lost"] == ["z", "y"]
+    path = tmp_path / "ack-order.json"
+    path.write_text(json.dumps(scenario))
+    out = runner.invoke(app, ["simulate-replication", str(path)], env={"COLUMNS": "200"}).stdout
+    assert "acknowledged records lost: z, y" in out
+    doc = json.loads(runner.invoke(app, ["simulate-replication", str(path), "-f", "json"]).stdout)
+    assert doc["final"]["acknowledged_lost"] == ["z", "y"] and doc["steps"][-1]["acknowledged"] == ["z", "y"]
+
+
+def test_acknowledged_records_of_later_leaders_follow_those_of_earlier_ones() -> None:
+    """Across leaders the order is by leader epoch, then offset (the shared KIP-279 histories reuse offsets)."""
+    result = run(_load("kip279-fast-failover"))
+    assert result.steps[-1]["acknowledged"] == [f"m{n}" for n in range(1, 18)]
+
+
+def test_lost_acks_all_records_are_reported_in_offset_order() -> None:
+    """The acked-record-lost violation names the records by offset, not by string order of their ids."""
+    scenario = _two_acks_scenario()
+    scenario["settings"]["unclean_leader_election"] = False
+    scenario["events"][2] = {"t_ms": 1_000_030, "type": "produce", "records": 1, "acks": -1, "ids": ["y"]}
+    scenario["events"] += [{"t_ms": 1_000_100, "type": "crash", "replica": 2, "flushed_offset": 2},
+                           {"t_ms": 1_000_110, "type": "crash", "replica": 1, "flushed_offset": 2},
+                           {"t_ms": 1_000_120, "type": "restart", "replica": 2},
+                           {"t_ms": 1_000_130, "type": "elect", "leader": 2, "clean": True}]
+    result = run(scenario)
+    assert result.steps[5]["acknowledged"] == ["z", "y"]
+    lost = [v.message for v in result.violations if v.rule == "acked-record-lost"]
+    assert lost == ["acks=all records acknowledged but missing from leader 2: z, y"]

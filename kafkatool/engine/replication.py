@@ -151,6 +151,7 @@ class Request:
     acks: int
     status: str
     leader: int | None = None
+    epoch: int | None = None
 
 
 @dataclass
@@ -180,7 +181,7 @@ class Simulation:
     c_isr: list[int]
     lstate: LeaderState | None = None
     requests: list[Request] = field(default_factory=list)
-    acknowledged: list[str] = field(default_factory=list)
+    ack_position: dict[str, tuple[int, int]] = field(default_factory=dict)
     committed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     next_id: int = 1
@@ -251,9 +252,16 @@ class Simulation:
                 else:
                     req.status = "error:NOT_ENOUGH_REPLICAS_AFTER_APPEND"
 
+    @property
+    def acknowledged(self) -> list[str]:
+        """Every record acknowledged so far, in offset order: by the leader epoch it was appended in, then offset."""
+        return sorted(self.ack_position, key=self.ack_position.__getitem__)
+
     def _ack(self, req: Request) -> None:
         req.status = "acked"
-        self.acknowledged.extend(i for i in req.ids if i not in self.acknowledged)
+        assert req.epoch is not None and req.first_offset is not None
+        for k, rid in enumerate(req.ids):
+            self.ack_position.setdefault(rid, (req.epoch, req.first_offset + k))
 
     def fail_pending(self, error: str) -> None:
         """Waiting acks=-1 requests end with ``error`` (leader crash or leadership loss)."""
@@ -339,7 +347,7 @@ class Simulation:
         first = leader.leo
         leader.append([(ls.leader_epoch, i) for i in ids])
         status = {1: "acked", 0: "sent"}.get(acks, "pending")
-        req = Request(ids, first, leader.leo - 1, acks, status, ls.leader)
+        req = Request(ids, first, leader.leo - 1, acks, status, ls.leader, ls.leader_epoch)
         self.requests.append(req)
         if acks == 1:
             self._ack(req)
@@ -751,7 +759,7 @@ def check_invariants(sim: Simulation, prev: dict[str, Any] | None, after: int | 
                                      f"leader HW {leader.hw} is above the LEO {rep.leo} of ISR member {rid}"))
         if not sim.unclean_happened:
             have = {i for _, i in leader.log}
-            lost = [i for i in sorted(acked_all) if i not in have and i not in reported]
+            lost = [i for i in sim.acknowledged if i in acked_all and i not in have and i not in reported]
             reported.update(lost)
             if lost:
                 out.append(Violation(after, "acked-record-lost",
