@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import is_not
+from types import NoneType
 from typing import Any, Protocol, TextIO
 
 import orjson
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console, printable
+from kafkatool.render.safe import TIME_LIMIT_MS, for_people, human_console, is_time_key, iso_second, iso_time, printable
 
 Row = dict[str, Any]
 
@@ -171,72 +175,176 @@ def fit_columns(rtype: str, cols: list[tuple[str, str]], widths: dict[str, int],
     return [c for c in cols if c[0] in chosen]
 
 
-def _cell(row: Row, key: str) -> Text:
-    value = row.get(key)
-    if key == "flags":
-        return Text(_flags(row))
+def _column(rows: list[Row], key: str, colour: bool) -> tuple[list[str], list[str | None] | None]:
+    """One column's cells as plain text (data escaped, times ISO-8601) and, for a ``colour`` terminal, their styles
+    (``None``: unstyled).
+
+    Built a column at a time from the raw rows, without rich: on small-batch segments this runs for millions
+    of rows, so it costs about as much as writing the same rows as JSON lines."""
+    values = list(map(dict.get, rows, repeat(key)))
+    styles: list[str | None] | None = None
+    if key == "flags":  # map() all the way: a row's flags cost a dictionary look-up in C
+        flags = zip(map(bool, map(dict.get, rows, repeat("is_transactional"))),
+                    map(bool, map(dict.get, rows, repeat("is_control"))),
+                    map(is_not, map(dict.get, rows, repeat("delete_horizon_ms")), repeat(None)), strict=True)
+        return list(map(FLAG_TEXT.__getitem__, flags)), None
     if key == "crc":
-        text = "" if value is None else f"{value:08x}"
-        return Text(text, style="red bold" if row.get("crc_valid") is False else "")
+        texts = list(map(format, values, repeat("08x"))) if None not in values else \
+            ["" if v is None else f"{v:08x}" for v in values]
+        valid = list(map(dict.get, rows, repeat("crc_valid")))
+        if False in valid:
+            styles = ["red bold" if v is False else None for v in valid]
+        return texts, styles
     if key == "header_keys":
-        return Text(",".join(value) if value else "")
-    if key == "control" and isinstance(value, dict):
-        parts = [str(value.get("type_name") or f"type {value.get('type')}")]
-        if value.get("coordinator_epoch") is not None:
-            parts.append(f"coord epoch {value['coordinator_epoch']}")
-        return Text(" ".join(parts), style="magenta")
+        return [printable(",".join(v)) if v else "" for v in values], None
+    if key == "control":
+        texts = [_control(v) if isinstance(v, dict) else _text(v) for v in values]
+        return texts, ["magenta" if isinstance(v, dict) else "dim" if v is None else None for v in values]
+    if is_time_key(key):
+        values = _times(values)
+    types = set(map(type, values))
+    if types == {int}:  # the usual columns take the shortest ways; numbers stay numbers (%d lays them out)
+        return values, None
+    if types == {str} and "".join(values).isprintable():
+        texts = values
+    elif types <= {int, NoneType}:
+        texts = ["–" if v is None else str(v) for v in values]
+    else:
+        texts = [str(v) if type(v) is int else v if type(v) is str and v.isprintable() else _text(v)
+                 for v in values]
+    if NoneType in types and colour:
+        styles = ["dim" if v is None else None for v in values]
+    return texts, styles
+
+
+#: ``.mmmZ``, the end of an ISO-8601 time, by milliseconds.
+MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
+
+
+def _times(values: list[Any]) -> list[Any]:
+    """Epoch milliseconds as ISO-8601 (:func:`iso_time`), other values as they are; the second's text is
+    reused while the times stay in it (a table shows millions of times, and mostly of few seconds)."""
+    out: list[Any] = []
+    last = prefix = None
+    for v in values:
+        if type(v) is not int or not 0 <= v < TIME_LIMIT_MS:
+            out.append(iso_time(v) if type(v) is int else v)
+            continue
+        second, ms = divmod(v, 1000)
+        if second != last:
+            last, prefix = second, iso_second(second)
+        out.append(f"{prefix}{MILLIS[ms]}")
+    return out
+
+
+def _text(value: Any) -> str:
+    """A cell's text: ``–`` for an absent value, JSON for a document, every string :func:`printable`."""
     if value is None:
-        return Text("–", style="dim")
+        return "–"
     if isinstance(value, (dict, list, tuple)):
-        return Text(dumps(value))
-    return Text(str(value))
+        return printable(dumps(for_people(value)))
+    return printable(str(value))
+
+
+def _control(value: Row) -> str:
+    parts = [str(value.get("type_name") or f"type {value.get('type')}")]
+    if value.get("coordinator_epoch") is not None:
+        parts.append(f"coord epoch {value['coordinator_epoch']}")
+    return printable(" ".join(parts))
 
 
 def _decoded_cell(part: Any) -> Any:
-    """A decoded key or value as ``Type vN {data}``; raw hex (undecodable) as is."""
+    """A decoded key or value as ``Type vN {data}`` (its times ISO-8601); raw hex (undecodable) as is."""
     if isinstance(part, dict) and "data" in part:
-        return f"{part.get('type')} v{part.get('version')} {dumps(part['data'])}"
+        return f"{part.get('type')} v{part.get('version')} {dumps(for_people(part['data']))}"
     return part
 
 
-def _flags(row: Row) -> str:
-    flags = []
-    if row.get("is_transactional"):
-        flags.append("txn")
-    if row.get("is_control"):
-        flags.append("ctrl")
-    if row.get("delete_horizon_ms") is not None:
-        flags.append("horizon")
-    return " ".join(flags)
+#: A batch's flags column by (transactional, control, delete horizon set).
+FLAG_TEXT = {(txn, ctrl, horizon): " ".join(name for name, on in (("txn", txn), ("ctrl", ctrl), ("horizon", horizon))
+                                            if on)
+             for txn in (False, True) for ctrl in (False, True) for horizon in (False, True)}
+
+
+def _width(text: str) -> int:
+    return len(text) if text.isascii() else cell_len(text)
+
+
+def _narrow(texts: list[Any]) -> bool:
+    """Whether each character of ``texts`` takes one terminal cell (ASCII, or the dash of an absent value)."""
+    return (texts and type(texts[0]) is int) or "".join(texts).replace("–", "").isascii()
+
+
+def _widest(texts: list[Any]) -> int:
+    """The terminal cells of the widest of ``texts`` (strings, or all numbers)."""
+    if texts and type(texts[0]) is int:
+        return max(len(str(max(texts))), len(str(min(texts))))
+    return max(map(len if _narrow(texts) else cell_len, texts), default=0)
+
+
+def _strs(texts: list[Any]) -> list[str]:
+    """A column's cells as strings (a column of numbers is kept as numbers until it must be text)."""
+    return list(map(str, texts)) if texts and type(texts[0]) is int else texts
+
+
+def _pad(texts: list[str], width: int, right: bool) -> list[str]:
+    """``texts`` padded to ``width`` terminal cells (right- or left-justified)."""
+    if _narrow(texts):
+        return [t.rjust(width) for t in texts] if right else [t.ljust(width) for t in texts]
+    return [" " * (width - cell_len(t)) + t if right else t + " " * (width - cell_len(t)) for t in texts]
 
 
 SEVERITY_STYLE = {"error": "red bold", "warning": "yellow", "info": "cyan"}
 
 
+#: Columns that are left-justified (the rest are numbers, right-justified) and the one that wraps.
+LEFT = frozenset({"key", "value", "reason", "topic", "flags", "control"})
+WRAP = "value"
+
+
 class TableOutput:
-    """Rich tables, one block per input file, defects listed after the file's rows."""
+    """Tables, one block per input file, defects listed after the file's rows.
+
+    Row tables are laid out here and written as plain lines (with the console's colour codes on a terminal):
+    a rich Table costs about a millisecond a row, a hundred times the cost of the rows themselves."""
 
     def __init__(self, out: TextIO, err: TextIO, *, color: bool | None = None, wide: bool = False) -> None:
         self.console = human_console(out, piped_width=200, color=color)
+        self.out = out
         self.wide = wide
         self.hidden: set[str] = set()  # columns left out of this file's tables to fit the width
         self.chosen: dict[str, list[tuple[str, str]]] = {}  # per row type: the columns this file's tables show
         self.pending: list[Row] = []
         self.pending_type = ""
+        self.mixed = False  # whether pending holds records as well as the batches holding them
         self.defects: list[Row] = []
         self.shown_header: set[str] = set()
+        self.sgr: dict[str, tuple[str, str]] = {}  # style -> (start, end) codes; empty without colour
+        self.width = self.console.width
+
+    def _codes(self, style: str) -> tuple[str, str]:
+        """The escape codes the console writes around text of ``style`` (none without colour)."""
+        if style not in self.sgr:
+            if not self.console.is_terminal or self.console.no_color or self.console.color_system is None:
+                self.sgr[style] = ("", "")
+            else:
+                with self.console.capture() as captured:
+                    self.console.print(Text("\0", style=style), end="")
+                start, _, stop = captured.get().partition("\0")
+                self.sgr[style] = (start, stop)
+        return self.sgr[style]
 
     def begin_file(self, path: str, kind: str, info: Row) -> None:
         details = printable("  ".join(f"{k}: {v}" for k, v in info.items() if v is not None))
         self.console.print(Text.assemble((printable(path), "bold"), "  ", (kind, "cyan"), "  ", (details, "dim")))
         self.shown_header = set()
         self.chosen = {}
+        self.width = self.console.width  # asked once a file: the console asks the terminal every time
 
     def row(self, row: Row) -> None:
-        row = for_people(row)
         rtype = row.get("type", "")
         if rtype == "defect":
-            self.defects.append(row)
+            self.defects.append(for_people(row))
             return
         if rtype != self.pending_type or len(self.pending) >= TABLE_CHUNK:
             self._flush()
@@ -247,6 +355,7 @@ class TableOutput:
                 self._flush()
                 self.pending_type = rtype
             shown = {**rec, "type": "record"}
+            self.mixed = True
             if "decoded" in rec:  # an internal topic's record: its decoded key and value instead of raw bytes
                 dec = rec["decoded"]
                 shown["key"] = _decoded_cell(dec["key"])
@@ -256,6 +365,11 @@ class TableOutput:
     def _flush(self) -> None:
         if not self.pending:
             return
+        if not self.mixed:  # rows of one type (no records among batches): one table
+            self._table(self.pending_type, self.pending)
+            self.pending = []
+            return
+        self.mixed = False
         groups: list[tuple[str, list[Row]]] = []
         for r in self.pending:
             t = r.get("type", "")
@@ -264,30 +378,99 @@ class TableOutput:
             else:
                 groups.append((t, [r]))
         for rtype, rows in groups:
-            self.console.print(self._table(rtype, rows))
+            self._table(rtype, rows)
         self.pending = []
 
-    def _table(self, rtype: str, rows: list[Row]) -> Table:
-        cols = COLUMNS.get(rtype) or [(k, k) for k in rows[0] if k != "type"]
-        cells = [[_cell(r, key) for key, _ in cols] for r in rows]
+    def _table(self, rtype: str, rows: list[Row]) -> None:
+        """Print one table of rows of one type: columns chosen to fit the width, lines written directly."""
+        cols = COLUMNS.get(rtype) or [(k, printable(k)) for k in rows[0] if k != "type"]
+        colour = bool(self._codes("dim")[0])
         if not self.wide and rtype in KEEP_FIRST:
             # Chosen on a file's first table of each row type and kept; a later table with wider cells can only
             # leave more columns out (never bring one back), so the columns stay steady within a file.
-            widths = {key: max([len(header)] + [c[i].cell_len for c in cells]) for i, (key, header) in enumerate(cols)}
             allowed = self.chosen.get(rtype, cols)
-            shown = self.chosen[rtype] = fit_columns(rtype, allowed, widths, self.console.width)
+            cells = {key: _column(rows, key, colour) for key, _ in allowed}
+            widths = {key: max(len(header), _widest(cells[key][0])) for key, header in allowed}
+            shown = self.chosen[rtype] = fit_columns(rtype, allowed, widths, self.width)
             self.hidden |= {header for key, header in cols if (key, header) not in shown}
-            keep = [i for i, col in enumerate(cols) if col in shown]
-            cols = [cols[i] for i in keep]
-            cells = [[c[i] for i in keep] for c in cells]
+            cols = shown
+        else:
+            cells = {key: _column(rows, key, colour) for key, _ in cols}
+            widths = {key: max(len(header), _widest(cells[key][0])) for key, header in cols}
+        room = self.width
+        total = sum(widths[key] for key, _ in cols) + GAP * (len(cols) - 1)
+        last = cols[-1][0]
+        if total > room and last == WRAP and total - widths[last] + min(widths[last], FLEX_MIN) <= room:
+            widths[last] = room - (total - widths[last])  # the wrapping column takes what is left
+        elif total > room:  # no plain layout fits: rich shares the width out
+            self.console.print(self._rich_table(rtype, cols, cells, len(rows)))
+            return
+        header = "  ".join(self._styled(h.ljust(widths[k]) if k in LEFT else h.rjust(widths[k]), "bold dim")
+                           for k, h in cols)
+        specs: list[str] = []  # one %-field per column: the row's line is one formatting in C
+        columns: list[list[str]] = []
+        for key, _ in cols:
+            texts, styles = cells[key]
+            right = key not in LEFT
+            numbers = texts and type(texts[0]) is int
+            style = "dim" if rtype == "record" and key == "offset" else None
+            if key == last and key == WRAP:
+                specs.append("%s")
+                columns.append(_strs(texts))  # wrapped below when too wide, unpadded
+            elif _narrow(texts) and not (colour and (styles is not None or style is not None)):
+                specs.append(f"%{'' if right else '-'}{widths[key]}{'d' if numbers else 's'}")
+                columns.append(texts)
+            else:
+                padded = _pad(_strs(texts), widths[key], right)
+                if colour and (styles is not None or style is not None):
+                    marks = styles or [None] * len(padded)
+                    padded = [self._styled(t, style or s) for t, s in zip(padded, marks, strict=True)]
+                specs.append("%s")
+                columns.append(padded)
+        line = "  ".join(specs).__mod__
+        lines = [header.rstrip()]
+        if last == WRAP:
+            width = widths[last]
+            blank = "  ".join(" " * widths[k] for k, _ in cols[:-1])
+            for parts in zip(*columns, strict=True):
+                value = parts[-1]
+                if _width(value) <= width:
+                    lines.append(line(parts).rstrip())
+                    continue
+                pieces = [text.plain for text in Text(value).wrap(self.console, width)] or [""]
+                lines.append(line((*parts[:-1], pieces[0])).rstrip())
+                lines += [f"{blank}  {piece}".rstrip() for piece in pieces[1:]]
+        elif last in LEFT:
+            lines += [text.rstrip() for text in map(line, zip(*columns, strict=True))]
+        else:
+            lines += map(line, zip(*columns, strict=True))
+        lines.append("")
+        self.out.write("\n".join(lines))
+
+    def _styled(self, text: str, style: str | None) -> str:
+        if style is None:
+            return text
+        start, stop = self._codes(style)
+        if not start:
+            return text
+        core = text.strip(" ")
+        if not core:
+            return text
+        i = text.index(core)
+        return f"{text[:i]}{start}{core}{stop}{text[i + len(core):]}"
+
+    def _rich_table(self, rtype: str, cols: list[tuple[str, str]],
+                    cells: dict[str, tuple[list[str], list[str | None] | None]], count: int) -> Table:
+        """The same table as a rich Table, for the rare one whose cells fit no plain layout."""
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold dim",
                       title=None, show_edge=False)
         for key, header in cols:
-            justify = "left" if key in ("key", "value", "reason", "topic", "flags", "control") else "right"
-            table.add_column(header, justify=justify, no_wrap=key not in ("reason", "value"),
+            table.add_column(header, justify="left" if key in LEFT else "right", no_wrap=key not in ("reason", "value"),
                              style="dim" if rtype == "record" and key == "offset" else None)
-        for c in cells:
-            table.add_row(*c)
+        texts = [_strs(cells[k][0]) for k, _ in cols]
+        styles = [cells[k][1] or [None] * count for k, _ in cols]
+        for i in range(count):
+            table.add_row(*(Text(t[i], style=s[i] or "") for t, s in zip(texts, styles, strict=True)))
         return table
 
     def end_file(self, summary: Row) -> None:

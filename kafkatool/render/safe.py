@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -53,10 +54,22 @@ def iso_time(ms: int) -> str | None:
     """Epoch milliseconds as ISO-8601 UTC (``2023-11-14T22:13:20.016Z``); ``None`` for Kafka's -1 (no time)."""
     if ms < 0:
         return None
+    second = iso_second(ms // 1000) if ms < TIME_LIMIT_MS else None
+    return str(ms) if second is None else f"{second}.{ms % 1000:03d}Z"
+
+
+#: The first millisecond past year 9999, where ISO-8601 ends.
+TIME_LIMIT_MS = 253402300800000
+
+
+@lru_cache(maxsize=4096)
+def iso_second(seconds: int) -> str | None:
+    """``YYYY-MM-DDTHH:MM:SS`` of a UTC second (a table shows millions of times, mostly of few seconds);
+    ``None`` past year 9999 (a hostile or corrupt timestamp, shown as the number it is)."""
     try:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(timespec="seconds")
     except (OverflowError, ValueError, OSError):
-        return str(ms)  # past year 9999: a hostile or corrupt timestamp, shown as the number it is
+        return None
 
 
 def is_time_key(key: str) -> bool:
