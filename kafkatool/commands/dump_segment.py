@@ -9,6 +9,7 @@ file, byte position and field, and reading goes on.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +26,7 @@ from kafkatool.reading import small_files
 from kafkatool.reading.inventory import expand
 from kafkatool.reading.log import open_log, read_log
 from kafkatool.render.output import Diagnostics, Output, make_output
+from kafkatool.render.scan_report import byte_progress, wants_progress
 from kafkatool.schema.filenames import (
     BOOTSTRAP_CHECKPOINT,
     CLUSTER_METADATA_TOPIC,
@@ -125,8 +127,13 @@ def _in_range(e: LogEntry, lo: int | None, hi: int | None) -> bool:
     return not (hi is not None and e.base_offset > hi)
 
 
-def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defect]:
-    """Stream one segment's entries (and defects) to ``out``."""
+#: How many bytes of a segment go by between two steps of the progress bar (a step a batch costs too much).
+PROGRESS_STEP = 4 << 20
+
+
+def dump_log(path: Path, out: Output, opts: Options, verify: bool,
+             advance: Callable[[int], None] = lambda n: None) -> list[Defect]:
+    """Stream one segment's entries (and defects) to ``out``; ``advance(n)`` counts the bytes gone by."""
     name = str(path)
     base = offset_from_name(path.name)
     # A KRaft snapshot is named after its end offset and numbers its own records from 0: no name check.
@@ -141,6 +148,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
     count = 0
     first: int | None = None
     last: LogEntry | None = None
+    counted = 0  # bytes of the file passed to advance()
     with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name) as items:
         # Only once the file is open: an unreadable file prints no header, only its error.
         out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
@@ -149,6 +157,9 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
                 defects.append(item)
                 out.row(rows.defect_row(item))
                 continue
+            if item.position - counted >= PROGRESS_STEP:
+                advance(item.position - counted)
+                counted = item.position
             if checker is not None:
                 checker.feed(item)
             first = item.base_offset if first is None else first
@@ -168,6 +179,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool) -> list[Defec
                                "warning")
                     defects.append(d)
                     out.row(rows.defect_row(d))
+    advance(_log_bytes(path, opts.max_bytes) - counted)
     if checker is not None:
         for d in checker.defects:
             out.row(rows.defect_row(d))
@@ -221,11 +233,22 @@ def verify_index(path: Path, loaded: small_files.Loaded) -> list[Defect]:
     return check_time_index(str(path), value.entries, base, entries, loaded.size)
 
 
-def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics) -> list[Defect] | None:
-    """Dump one file by its kind (``--kind``, else its name); ``None`` when the name is not a Kafka file kind."""
+def _log_bytes(path: Path, max_bytes: int | None) -> int:
+    """The bytes of a segment that are read (all, or the first ``--max-bytes``); 0 when it cannot be told."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return 0
+    return size if max_bytes is None else min(size, max_bytes)
+
+
+def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics,
+              advance: Callable[[int], None] = lambda n: None) -> list[Defect] | None:
+    """Dump one file by its kind (``--kind``, else its name); ``None`` when the name is not a Kafka file kind.
+    ``advance(n)``: the bytes of a segment read, for a progress bar."""
     kind = opts.kind or classify(path.name)
     if kind in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
-        return dump_log(path, out, opts, opts.verify)
+        return dump_log(path, out, opts, opts.verify, advance)
     if kind is FileKind.UNKNOWN or kind not in SMALL_KINDS:
         return None
     loaded = small_files.load(path, kind)
@@ -256,8 +279,20 @@ def kafka_paths(paths: list[str]) -> list[str]:
     return out
 
 
-def run(paths: list[str], fmt: Format, opts: Options) -> int:
-    """The command body: expand paths, dump each file, pick the exit code."""
+def _bar_wanted(files: list[Path], opts: Options, quiet: bool) -> tuple[int, bool]:
+    """The segment bytes to read, and whether a progress bar is shown: stderr a terminal, stdout not one (the
+    rows would run through the bar: on a terminal they show the progress themselves), big enough, no ``--quiet``."""
+    logs = (FileKind.LOG, FileKind.KRAFT_SNAPSHOT)
+    total = sum(_log_bytes(p, opts.max_bytes) for p in files if (opts.kind or classify(p.name)) in logs)
+    try:
+        stdout_tty = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        stdout_tty = False
+    return total, not stdout_tty and wants_progress(total, quiet=quiet)
+
+
+def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int:
+    """The command body: expand paths, dump each file, pick the exit code (``quiet``: no progress bar)."""
     diag = Diagnostics()
     files = expand(paths)
     out = make_output(fmt.value, wide=opts.wide)
@@ -265,19 +300,21 @@ def run(paths: list[str], fmt: Format, opts: Options) -> int:
     unknown: list[str] = []
     unreadable = 0
     dumped = 0
-    for path in files:
-        try:
-            found = dump_file(path, out, opts, diag)
-        except UnreadableInputError as err:
-            diag.error(str(err))
-            all_defects.append(Defect("unreadable", str(path), None, "file", err.reason))
-            unreadable += 1
-            continue
-        if found is None:
-            unknown.append(str(path))
-            continue
-        dumped += 1
-        all_defects.extend(found)
+    total, shown = _bar_wanted(files, opts, quiet)
+    with byte_progress(total, "reading", enabled=shown) as advance:
+        for path in files:
+            try:
+                found = dump_file(path, out, opts, diag, advance)
+            except UnreadableInputError as err:
+                diag.error(str(err))
+                all_defects.append(Defect("unreadable", str(path), None, "file", err.reason))
+                unreadable += 1
+                continue
+            if found is None:
+                unknown.append(str(path))
+                continue
+            dumped += 1
+            all_defects.extend(found)
     serious = [d for d in all_defects if d.severity != "info"]
     out.finish({"files": dumped, "skipped": len(unknown), "defects": len(serious)})
     if dumped == 0 and unreadable:
@@ -346,6 +383,7 @@ def command(
         "--kafka-version", metavar="VERSION",
         help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, or 4.1 to "
              "4.4 (which print alike); a patch version such as 3.9.2 is accepted.")] = "4.4",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage."""
 
@@ -385,6 +423,6 @@ def command(
                        value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,
                        verify=verify, topic_decoder=choice, kind=None if kind is None else FileKind(kind.value),
                        wide=wide)
-        return run(paths, fmt, opts)
+        return run(paths, fmt, opts, quiet=quiet)
 
     run_guarded(body)

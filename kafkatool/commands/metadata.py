@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ from kafkatool.engine import metadata_image as mi
 from kafkatool.engine.restart import RestartOptions, simulate_partition
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogDirData
-from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.logdir import read_log_dir, segment_bytes
 from kafkatool.reading.metadata_log import (
     MetadataFiles,
     find_metadata_partition,
@@ -21,6 +22,7 @@ from kafkatool.reading.metadata_log import (
 )
 from kafkatool.render.metadata_report import render_metadata
 from kafkatool.render.output import Diagnostics
+from kafkatool.render.scan_report import byte_progress, wants_progress
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
 
@@ -37,9 +39,10 @@ def _snapshot_info(batches: list[MetaBatch]) -> dict[str, Any]:
             "last_offset_in_file": None if last is None else last.last_offset}
 
 
-def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> tuple[dict[str, Any], mi.Image]:
+def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None,
+         advance: Callable[[int], None] = lambda n: None) -> tuple[dict[str, Any], mi.Image]:
     """Load the metadata partition as ``KafkaMetadataLog.apply`` and the raft client's first listener load do,
-    replay it, and build the output document (the ``--format json`` schema)."""
+    replay it, and build the output document (the ``--format json`` schema); ``advance(n)``: segment bytes read."""
     directory = files.directory
     defects: list[Defect] = list(files.defects) + list(files.partition.defects)
     for seg in files.partition.segments:
@@ -63,6 +66,7 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None) -> 
                 continue
             path = directory / Path(seg.file).name
             batches, bad = read_meta_batches(path, f"{directory.name}/{path.name}", seg.size_bytes)
+            advance(seg.size_bytes)
             log_batches.extend(b for b in batches if b.last_offset < log_end)
             defects.extend(bad)
     snapshot_doc: dict[str, Any] | None = None
@@ -129,10 +133,10 @@ def bootstrap(path: Path) -> tuple[dict[str, Any], list[Defect]]:
         defects
 
 
-def local_partitions(broker_dirs: list[str]) -> tuple[list[mi.LocalPartition], int | None, list[Defect],
-                                                     list[tuple[str, str | None]]]:
+def local_partitions(broker_dirs: list[str], advance: Callable[[int], None] | None = None) \
+        -> tuple[list[mi.LocalPartition], int | None, list[Defect], list[tuple[str, str | None]]]:
     """The partition directories of a broker's log dirs, with their ``partition.metadata`` topic ids; the
-    broker id and each log dir's ``directory.id`` from ``meta.properties``."""
+    broker id and each log dir's ``directory.id`` from ``meta.properties`` (``advance``: see ``read_log_dir``)."""
     out: list[mi.LocalPartition] = []
     broker_id: int | None = None
     defects: list[Defect] = []
@@ -141,7 +145,7 @@ def local_partitions(broker_dirs: list[str]) -> tuple[list[mi.LocalPartition], i
         path = Path(d)
         if not path.is_dir():
             raise UnreadableInputError(d, "not a log dir")
-        data = read_log_dir(path)
+        data = read_log_dir(path, advance)
         defects.extend(data.defects)
         meta = data.meta_properties
         if meta is not None and broker_id is None:
@@ -180,19 +184,26 @@ def command(
     = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")]
     = OutputFormat.table,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
     """Load a KRaft metadata log as Kafka does and print the cluster's metadata image."""
 
     def body() -> int:
         which = parse_partition(history_of) if history_of is not None else None
         directory = find_metadata_partition(log_dir)
-        doc, image = load(read_metadata_files(directory), history_of=which)
+        own = segment_bytes([directory])
+        total = 2 * own + segment_bytes(check_broker or [])  # the metadata log is read, then its kept part again
+        with byte_progress(total, "reading", enabled=wants_progress(total, quiet=quiet)) as advance:
+            files = read_metadata_files(directory)
+            advance(own)
+            doc, image = load(files, history_of=which, advance=advance)
+            if check_broker:
+                parts, found_id, bad, dir_ids = local_partitions(check_broker, advance)
         failing = bool(doc["defects"])
         if which is not None and not doc["history"]:
             Diagnostics().warning(f"{history_of}: no PartitionRecord or change of this partition in the loaded "
                                   "metadata log")
         if check_broker:
-            parts, found_id, bad, dir_ids = local_partitions(check_broker)
             node = broker_id if broker_id is not None else found_id
             checks = mi.cross_check(image, node, parts)
             doc["broker_id"] = node

@@ -13,9 +13,10 @@ from kafkatool.engine.replay import ReplayError, ReplayResult, replay
 from kafkatool.engine.swaps import log_after_swaps
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
-from kafkatool.reading.logdir import partition_with_high_watermark
+from kafkatool.reading.logdir import partition_with_high_watermark, segment_bytes
 from kafkatool.reading.restart_inputs import read_swap_segments
 from kafkatool.render.replay_report import render_replay
+from kafkatool.render.scan_report import phase_progress, wants_progress
 from kafkatool.schema.filenames import parse_partition_dir
 from kafkatool.schema.producer_snapshot import build_producer_snapshot
 from kafkatool.writing.atomic import prepare_output_file, write_atomic
@@ -125,6 +126,7 @@ def command(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress spinner on stderr.")] = False,
 ) -> None:
     """Replay a partition's idempotent and transactional producer state from its log."""
 
@@ -140,14 +142,17 @@ def command(
             raise UnreadableInputError(partition_dir, "not a partition directory (no TOPIC-N name, no segment files)")
         if write_snapshot is not None:
             prepare_output_file(Path(write_snapshot), [path], force=force)
-        part, hw = partition_with_high_watermark(path)
-        # An interrupted cleaner swap: replay the log Kafka will load (the swap in place of what it replaces).
-        part, swap = log_after_swaps(part, read_swap_segments(path, part.directory))
-        try:
-            result = replay(part, from_snapshot=parse_from(from_snapshot), until=at if at is not None else until,
-                            read_past_damage=read_past_damage)
-        except ReplayError as err:
-            raise UsageError(str(err)) from None
+        total = segment_bytes([path])
+        with phase_progress(f"reading {path.name}", enabled=wants_progress(total, quiet=quiet)) as phase:
+            part, hw = partition_with_high_watermark(path)
+            # An interrupted cleaner swap: replay the log Kafka will load (the swap in place of what it replaces).
+            part, swap = log_after_swaps(part, read_swap_segments(path, part.directory))
+            phase(f"replaying {path.name}")
+            try:
+                result = replay(part, from_snapshot=parse_from(from_snapshot),
+                                until=at if at is not None else until, read_past_damage=read_past_damage)
+            except ReplayError as err:
+                raise UsageError(str(err)) from None
         if swap is not None:
             replaced = ", ".join(str(b) for b in swap.replaced) or "none"
             result.anomalies.insert(0, Anomaly(

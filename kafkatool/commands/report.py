@@ -29,10 +29,11 @@ from kafkatool.engine.report import follower_losses, restart_marks, verdict
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import LogDirData, PartitionData, RecordBatch
-from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.logdir import read_log_dir, segment_bytes
 from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.render.html_report import render_html
 from kafkatool.render.output import Diagnostics
+from kafkatool.render.scan_report import byte_progress, wants_progress
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
@@ -142,8 +143,10 @@ def _label(path: str, data: LogDirData) -> str:
     return f"broker {node}" if node is not None else path
 
 
-def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_ms: int) -> dict[str, Any]:
-    """One input path: check findings, the simulated restart and a producer replay of each partition."""
+def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_ms: int,
+                 advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """One input path: check findings, the simulated restart and a producer replay of each partition
+    (``advance(n)``: the segment bytes of each partition analysed)."""
     data = inputs.log_dir
     checked = data if not inputs.single_partition else read_log_dir(path)
     findings = [finding_row(f, path) for f in check_log_dir(checked)]
@@ -160,6 +163,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
             continue
         part_path = path if inputs.single_partition else str(Path(path) / part.directory)
         rep = replay(part)
+        advance(sum(s.log_size for s in part.segments))
         tp = part.topic_partition
         rdoc = replay_document(rep, directory=part.directory, topic=tp.topic if tp else part.directory,
                                partition=tp.partition if tp else None, high_watermark=_hw_checkpoint(data, part),
@@ -235,9 +239,11 @@ def replica_set(partition: str, brokers: dict[int, str], paths: list[dict[str, A
 
 
 def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: int | None, isr: list[int] | None,
-                 leader_epoch: int | None) -> dict[str, Any]:
-    """The whole report document (see ``render/html_report``)."""
-    analysed = [analyse_path(p, read_restart_inputs(p), now=now, timeout_ms=timeout_ms) for p in paths]
+                 leader_epoch: int | None, advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """The whole report document (see ``render/html_report``); ``advance(n)`` counts segment bytes read, then
+    analysed (twice the segment bytes in all)."""
+    analysed = [analyse_path(p, read_restart_inputs(p, advance), now=now, timeout_ms=timeout_ms, advance=advance)
+                for p in paths]
     findings = [f for a in analysed for f in a["findings"]]
     brokers = broker_groups(analysed)
     for group in brokers.values():
@@ -293,6 +299,7 @@ def command(
         "--leader-epoch", metavar="N", help="Replica sets: the current leader epoch (default: the leader's latest).")]
     = None,
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="The report's title.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
     """Write a self-contained HTML incident report: verdict, segment maps, epochs, producers, replicas, findings."""
 
@@ -306,8 +313,10 @@ def command(
             members = [int(x) for x in isr.split(",")] if isr else None
         except ValueError:
             raise UsageError(f"--isr expects comma-separated broker ids, not {isr!r}") from None
-        doc = build_report(paths, now=now, timeout_ms=transaction_timeout_ms, leader=leader, isr=members,
-                           leader_epoch=leader_epoch)
+        total = 2 * segment_bytes(paths)
+        with byte_progress(total, "reading and analysing", enabled=wants_progress(total, quiet=quiet)) as advance:
+            doc = build_report(paths, now=now, timeout_ms=transaction_timeout_ms, leader=leader, isr=members,
+                               leader_epoch=leader_epoch, advance=advance)
         doc["title"] = title or "Kafka incident report: " + ", ".join(i["label"] for i in doc["inputs"])
         page = render_html(doc).encode()
         write_atomic(target, page)

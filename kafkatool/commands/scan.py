@@ -141,13 +141,14 @@ def command(
     = OutputFormat.table,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding reaches this severity.")]
     = FailOn.error,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar on stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", "--no-progress",
+                                        help="No progress bar on stderr (--no-progress: the old name).")] = False,
 ) -> None:
     """Scan a fleet's log dirs into Parquet tables: batches, partitions, producers, findings."""
 
     def body() -> int:
         n_jobs = jobs or len(os.sched_getaffinity(0))
         return run(paths, out, engine=engine, master=master, jobs=n_jobs, chunk_mib=chunk_mib, force=force,
-                   fmt=fmt, fail_on=fail_on, show_progress=not no_progress and sys.stderr.isatty())
+                   fmt=fmt, fail_on=fail_on, show_progress=not quiet and sys.stderr.isatty())
 
     run_guarded(body)

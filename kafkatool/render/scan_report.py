@@ -69,6 +69,21 @@ def byte_progress(total: int, description: str, *, enabled: bool,
         yield lambda n: bar.advance(task, n)
 
 
+@contextmanager
+def phase_progress(description: str, *, enabled: bool, err: TextIO | None = None) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr naming the step under way, with the time taken, for work that is not counted in bytes
+    (a no-op when not ``enabled``); yields ``phase(text)`` to name the next step."""
+    if not enabled:
+        yield lambda text: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(file=err or sys.stderr), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda text: bar.update(task, description=text)
+
+
 #: Below this many segment bytes a read takes well under a second: no progress bar.
 PROGRESS_MIN_BYTES = 64 << 20
 
