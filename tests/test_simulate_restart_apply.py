@@ -92,3 +92,26 @@ def test_an_interrupted_earlier_run_is_cleaned_and_named(tmp_path: Path) -> None
     assert not stale.exists()
     assert f"removed {stale}" in result.stderr and "interrupted" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["recovered"]
+
+
+@pytest.mark.parametrize("given", ["log dir", "partition dir"])
+def test_apply_to_inside_the_input_is_refused_before_anything_is_read(
+        given: str, corpus_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused at once, however big the input (issue 20, item 10): the reader must not even be called. A partition
+    directory given alone has its log dir as input too (its checkpoints are read): OUT_DIR beside it is inside."""
+    import shutil
+
+    from kafkatool.commands import simulate_restart
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the input was read before --apply-to was refused")
+
+    monkeypatch.setattr(simulate_restart, "read_restart_inputs", never)
+    monkeypatch.setattr(simulate_restart, "segment_bytes", never)
+    log_dir = tmp_path / "logdir"
+    shutil.copytree(corpus_root / "idem-torn-write" / "input", log_dir)
+    source = log_dir if given == "log dir" else log_dir / "payments-0"
+    for out in (log_dir / "recovered", log_dir / "payments-0" / "recovered"):
+        result = runner.invoke(app, ["simulate-restart", "--apply-to", str(out), str(source)])
+        assert result.exit_code == 2 and "inside the input" in result.stderr, result.stderr
+        assert not out.exists()

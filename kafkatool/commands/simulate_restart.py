@@ -14,6 +14,7 @@ from kafkatool.engine.restart import PartitionRestart, RestartOptions, RestartRe
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.model import LogDirData, TopicPartition
 from kafkatool.reading.files import read_bytes
+from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.render.output import Diagnostics
@@ -25,6 +26,7 @@ from kafkatool.schema.filenames import (
     META_PROPERTIES,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    parse_partition_dir,
 )
 from kafkatool.writing.atomic import prepare_output_dir, replace_tree
 
@@ -154,8 +156,9 @@ def command(
 
     def body() -> int:
         path = Path(log_dir)
-        if apply_to is not None:
-            prepare_output_dir(Path(apply_to), [path], force=force)
+        if apply_to is not None:  # refused before anything is read: a partition directory's log dir is input too
+            parent = [path.parent] if parse_partition_dir(path.name) and looks_like_partition_dir(path) else []
+            prepare_output_dir(Path(apply_to), [path, *parent], force=force)
         total = segment_bytes([path])
         with byte_progress(total, "reading", enabled=wants_progress(total, quiet=quiet)) as advance:
             inputs = read_restart_inputs(path, advance)
