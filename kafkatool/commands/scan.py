@@ -102,6 +102,9 @@ def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, c
     for p in paths:
         if not Path(p).exists():
             raise UnreadableInputError(p, "no such file or directory")
+        if not Path(p).is_dir():
+            raise UnreadableInputError(p, "not a directory (give log dirs, partition directories or folders "
+                                          "holding them)")
     started = time.monotonic()
     chunk_bytes = chunk_mib << 20
     with TableOutput(Path(out), [Path(p) for p in paths], force=force) as output:

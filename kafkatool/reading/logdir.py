@@ -232,7 +232,7 @@ def read_log_dir_files(path: str | Path) -> tuple[LogDirData, list[Path]]:
     if not root.exists():
         raise UnreadableInputError(str(path), "no such file or directory")
     if not root.is_dir():
-        raise UnreadableInputError(str(path), "not a directory (check takes a log dir or a partition directory)")
+        raise UnreadableInputError(str(path), "not a directory (give a log dir or a partition directory)")
     data = LogDirData(str(path))
     if looks_like_partition_dir(root) and parse_partition_dir(root.name):
         return data, [root]
