@@ -21,7 +21,6 @@ from kafkatool.reading.metadata_log import (
     read_metadata_files,
 )
 from kafkatool.render.metadata_report import render_metadata
-from kafkatool.render.output import Diagnostics
 from kafkatool.render.scan_report import byte_progress, wants_progress
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
@@ -161,6 +160,14 @@ def local_partitions(broker_dirs: list[str], advance: Callable[[int], None] | No
     return out, broker_id, defects, dir_ids
 
 
+def _listed(names: list[str], what: str, most: int = 20) -> str:
+    """``what: a, b, c`` (the first ``most``, and how many more), or that there are none."""
+    if not names:
+        return f"no {what}"
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return f"{what}: {', '.join(names[:most])}{more}"
+
+
 def parse_partition(value: str) -> tuple[str, int]:
     """``TOPIC-N`` split at its last dash."""
     topic, _, number = value.rpartition("-")
@@ -201,8 +208,9 @@ def command(
                 parts, found_id, bad, dir_ids = local_partitions(check_broker, advance)
         failing = bool(doc["defects"])
         if which is not None and not doc["history"]:
-            Diagnostics().warning(f"{history_of}: no PartitionRecord or change of this partition in the loaded "
-                                  "metadata log")
+            there = sorted(f"{t.name}-{n}" for t in image.topics.values() for n in t.partitions)
+            raise UsageError(f"--history {history_of}: no PartitionRecord or change of this partition in the loaded "
+                             f"metadata log ({_listed(there, 'partitions in the image')})")
         if check_broker:
             node = broker_id if broker_id is not None else found_id
             checks = mi.cross_check(image, node, parts)

@@ -153,6 +153,13 @@ def command(
                                 until=at if at is not None else until, read_past_damage=read_past_damage)
             except ReplayError as err:
                 raise UsageError(str(err)) from None
+        if until is not None and until <= result.start_offset:
+            raise UsageError(f"--until {until}: nothing to replay, the replay starts at offset {result.start_offset}")
+        # The log ends at the last batch, or at the newest segment's base offset (an empty active segment).
+        log_end = max([result.end_offset, *(s.base_offset for s in part.segments)])
+        if at is not None and at > log_end:
+            raise UsageError(f"--at {at} is past the end of the log (offset {log_end}): no producer state was ever "
+                             "at that offset")
         if swap is not None:
             replaced = ", ".join(str(b) for b in swap.replaced) or "none"
             result.anomalies.insert(0, Anomaly(

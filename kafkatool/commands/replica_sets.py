@@ -32,7 +32,10 @@ def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replic
     result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition)
     loaded = [p for p in result.partitions if p.directory == partition]
     if not loaded:
-        raise UnreadableInputError(str(log_dir), f"holds no partition directory {partition}")
+        there = sorted(p.directory for p in inputs.log_dir.partitions)
+        raise UsageError(f"--partition {partition}: broker {broker}'s {log_dir} holds no such partition directory "
+                         f"({'partitions there: ' + ', '.join(there[:20]) if there else 'it holds none'}"
+                         f"{f' and {len(there) - 20} more' if len(there) > 20 else ''})")
     state = loaded[0]
     if state.outcome != "loaded" or state.log_end_offset is None:
         raise UnreadableInputError(str(log_dir), f"{partition} does not load: {state.error}")
@@ -76,6 +79,9 @@ def analyse(replicas: dict[int, Path], *, partition: str, leader: int, isr: list
     """The ``pairs`` / ``elections`` document for a replica set."""
     if leader not in replicas:
         raise UsageError(f"--leader {leader} is not one of the --replica brokers {sorted(replicas)}")
+    unknown = [b for b in isr if b not in replicas]
+    if unknown:
+        raise UsageError(f"--isr {','.join(map(str, unknown))}: not one of the --replica brokers {sorted(replicas)}")
     loaded = {b: load_replica(b, d, partition, now) for b, d in sorted(replicas.items())}
     current = loaded[leader]
     next_epoch = (leader_epoch if leader_epoch is not None else max((e for e, _ in current.epochs), default=0)) + 1

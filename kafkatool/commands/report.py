@@ -250,6 +250,13 @@ def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: 
         findings += [finding_row(f, "*") for f in check_broker_identity([a["data"] for a in group])]
     findings.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], r["log_dir"], r["file"], r["position"] or 0))
     groups = replica_groups(analysed)
+    known = {b for group in groups.values() for b in group} | {
+        a["data"].meta_properties.node_id for a in analysed
+        if a["data"].meta_properties is not None and a["data"].meta_properties.node_id is not None}
+    unknown = sorted(set(isr or []) - known)
+    if unknown:
+        raise UsageError(f"--isr {','.join(map(str, unknown))}: no such broker among the inputs "
+                         f"(brokers: {', '.join(map(str, sorted(known))) or 'none with a node.id'})")
     doc: dict[str, Any] = {
         "inputs": [{"path": a["path"], "label": a["label"], "clean_shutdown_marker": a["clean_shutdown_marker"]}
                    for a in analysed],
