@@ -155,3 +155,40 @@ def test_the_table_reads_at_80_columns_without_splitting_a_code_or_a_file_name()
             assert any(head in line for line in lines), (root, head)
             checked += 1
     assert checked > 20
+
+
+def _swap_case(tmp_path: Path, *, replaced_deleted: bool) -> Path:
+    """swap-interrupted-unclean (a cleaner stopped after .cleaned became .swap) copied, its replaced segment's
+    batch at byte 139 made to fail its CRC; with ``replaced_deleted`` that segment already renamed .deleted."""
+    root = tmp_path / "logdir"
+    shutil.copytree(shared_dir("corpus") / "swap-interrupted-unclean" / "input", root)
+    part = root / "accounts-0"
+    seg = part / "00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    data[139 + 70] ^= 0xFF  # inside the second batch's records: its CRC fails
+    seg.write_bytes(bytes(data))
+    if replaced_deleted:
+        for f in sorted(part.glob("00000000000000000000.*")):
+            if f.suffix in (".log", ".index", ".timeindex", ".txnindex"):
+                f.rename(f.with_name(f.name + ".deleted"))
+    return root
+
+
+@pytest.mark.parametrize("replaced_deleted", [False, True], ids=["replaced-in-place", "replaced-deleted"])
+def test_an_interrupted_swap_is_checked_as_kafka_loads_it(tmp_path: Path, replaced_deleted: bool) -> None:
+    """check uses the swap rule of simulate-restart and replay-producers (engine.swaps): the .swap segment is
+    checked in place of the segments it replaces, which Kafka deletes at load. Damage in a replaced segment is
+    no loss and no defect; nothing is an error; simulate-restart loses no record either."""
+    root = _swap_case(tmp_path, replaced_deleted=replaced_deleted)
+    result = runner.invoke(app, ["check", "-f", "json", "--show-info", str(root)])
+    assert result.exit_code == 0, result.stdout
+    findings = json.loads(result.stdout)["findings"]
+    assert not [f for f in findings if f["severity"] == "error"], findings
+    assert not [f for f in findings if f["file"] == "accounts-0/00000000000000000000.log"
+                and f["code"] != "swap-replaced"]
+    assert any(f["file"].endswith(".log.swap") for f in findings)  # the swap segment's own content is checked
+    replaced = [f for f in findings if f["code"] == "swap-replaced"]
+    assert len(replaced) == (0 if replaced_deleted else 1)
+    restart = json.loads(runner.invoke(app, ["simulate-restart", "-f", "json", str(root)]).stdout)
+    (p,) = restart["partitions"]
+    assert p["outcome"] == "loaded" and not p["loss"]["records"]  # the damaged replaced segment is deleted

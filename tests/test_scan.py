@@ -15,6 +15,7 @@ from kafkatool.fleet.local import run_local
 from kafkatool.fleet.plan import discover, make_plan
 from kafkatool.reading.batch_scan import SegmentRange, confirmed_boundary, scan_range
 from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.restart_inputs import read_swaps
 from tests.conftest import REPO, SHARED, corpus_cases, load_expected, shared_dir
 from tests.scan_support import big_partition_dir, expected_batch_rows, false_cut_dir, read_tables
 
@@ -64,8 +65,9 @@ def test_findings_are_checks_findings(corpus_scan: dict[str, list[dict]], case: 
     log_dir = str(shared_dir("corpus") / case / "input")
     got = sorted((r["severity"], r["code"], r["file"], r["position"], r["field"], r["reason"])
                  for r in corpus_scan["findings"] if r["log_dir"] == log_dir and r["source"] == "check")
+    data = read_log_dir(log_dir)
     want = sorted((d.severity, d.code, d.file, d.position, d.field, d.reason)
-                  for d in check_log_dir(read_log_dir(log_dir)))
+                  for d in check_log_dir(data, read_swaps(data)))
     assert got == want
 
 

@@ -15,6 +15,7 @@ from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogDirData
 from kafkatool.reading.files import read_text
 from kafkatool.reading.logdir import read_log_dir, segment_bytes
+from kafkatool.reading.restart_inputs import read_swaps
 from kafkatool.render.report import render_expectation, render_report
 from kafkatool.render.scan_report import byte_progress, wants_progress
 
@@ -63,7 +64,8 @@ def run(dirs: list[str], *, fail_on: FailOn, expect: str | None, fmt: OutputForm
     with byte_progress(total, "reading", enabled=wants_progress(total, quiet=quiet)) as advance:
         for d in dirs:
             datas.append(read_log_dir(d, advance))
-    findings = [finding_row(f, data.path) for data in datas for f in check_log_dir(data)]
+    # An interrupted cleaner swap is checked as Kafka's load completes it (the .swap segments read too).
+    findings = [finding_row(f, data.path) for data in datas for f in check_log_dir(data, read_swaps(data))]
     findings += [finding_row(f, "*") for f in check_broker_identity(datas)]
     findings.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], r["log_dir"], r["file"], r["position"] or 0))
     counts = {s: sum(1 for f in findings if f["severity"] == s) for s in ("error", "warning", "info")}

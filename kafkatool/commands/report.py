@@ -149,7 +149,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     (``advance(n)``: the segment bytes of each partition analysed)."""
     data = inputs.log_dir
     checked = data if not inputs.single_partition else read_log_dir(path)
-    findings = [finding_row(f, path) for f in check_log_dir(checked)]
+    findings = [finding_row(f, path) for f in check_log_dir(checked, inputs.swaps)]
     clock = now if now is not None else int(time.time() * 1000)
     result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock))
     restart_doc = restart_cmd.build_document(result)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass
 from typing import Any
 
+from kafkatool.engine.swaps import SwapPlan, log_after_swaps
 from kafkatool.engine.verify import LogChecker, check_offset_index, check_time_index
 from kafkatool.model import (
     ControlType,
@@ -35,6 +36,7 @@ from kafkatool.schema.filenames import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     SWAP_SUFFIX,
+    offset_from_name,
 )
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -90,11 +92,12 @@ def _managed(part: PartitionData) -> bool:
     return part.topic_partition is not None and part.topic_partition.topic != METADATA_TOPIC
 
 
-def check_log_dir(data: LogDirData) -> list[Defect]:
-    """Findings for one log dir (or a lone partition directory)."""
+def check_log_dir(data: LogDirData, swaps: dict[str, dict[int, SegmentData]] | None = None) -> list[Defect]:
+    """Findings for one log dir (or a lone partition directory); ``swaps``: each partition's ``.swap`` segments
+    (see :func:`partition_findings`)."""
     out = dir_findings(data)
     for part in data.partitions:
-        out += partition_findings(data, part)
+        out += partition_findings(data, part, (swaps or {}).get(part.directory))
     return out + dir_tail_findings(data)
 
 
@@ -115,13 +118,39 @@ def dir_findings(data: LogDirData) -> list[Defect]:
     return out
 
 
-def partition_findings(data: LogDirData, part: PartitionData) -> list[Defect]:
-    """One partition's findings in the context of its log dir (checkpoints, clean-shutdown marker)."""
+def partition_findings(data: LogDirData, part: PartitionData,
+                       swaps: dict[int, SegmentData] | None = None) -> list[Defect]:
+    """One partition's findings in the context of its log dir (checkpoints, clean-shutdown marker).
+
+    With the partition's ``.swap`` segments (``swaps``), an interrupted cleaner swap is checked as Kafka's load
+    completes it (``engine.swaps``, as simulate-restart and replay-producers do): the swap segments in place of
+    the segments they replace, which are only noted (Kafka deletes them; their records are in the swap)."""
     has_dir_files = _has_dir_files(data)
     managed = _managed(part) and has_dir_files
-    return check_partition(part, _offsets(data, part.topic_partition),
-                           clean_shutdown=(data.clean_shutdown is not None) if managed else None,
-                           checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
+    loaded, plan = log_after_swaps(part, swaps) if swaps else (part, None)
+    out = check_partition(loaded, _offsets(data, part.topic_partition),
+                          clean_shutdown=(data.clean_shutdown is not None) if managed else None,
+                          checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
+    return out if swaps is None else _swap_notes(part, swaps, plan, out)
+
+
+def _swap_notes(part: PartitionData, swaps: dict[int, SegmentData], plan: SwapPlan | None,
+                found: list[Defect]) -> list[Defect]:
+    """``found`` with each ``.swap`` leftover said as the load treats it, and a note per replaced segment."""
+    kept = set(plan.swapped_in) if plan is not None else set()
+    out = []
+    for d in found:
+        base = offset_from_name(d.file.rsplit("/", 1)[-1])
+        if d.code == "leftover-swap" and base not in kept:
+            d = _d("leftover-swap", d.file, "a .swap at or above the lowest .cleaned file (an interrupted split): "
+                   "Kafka deletes it at load and keeps the segments it would have replaced", "warning")
+        out.append(d)
+    for seg in part.segments:
+        if plan is not None and seg.base_offset in plan.replaced and seg.log_file:
+            out.append(_d("swap-replaced", seg.log_file, f"replaced by the interrupted cleaner swap of offsets "
+                          f"[{plan.low}, {plan.high}): Kafka deletes it at load, its records are in the .swap "
+                          "segment (nothing is lost)", "info"))
+    return out
 
 
 def dir_tail_findings(data: LogDirData) -> list[Defect]:

@@ -26,10 +26,12 @@ from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.batch_scan import BatchColumns, entry_columns
 from kafkatool.reading.logdir import read_log_dir_shell, read_partition
+from kafkatool.reading.restart_inputs import read_swap_segments
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    SWAP_SUFFIX,
     parse_partition_dir,
 )
 
@@ -119,7 +121,10 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
         out.batches = entry_columns(log_dir, tp.topic, tp.partition, [
             (Path(seg.log_file).name, seg.entries) for seg in part.segments
             if seg.log_file and Path(seg.log_file).name not in split])
-    defects = partition_findings(data, part)
+    # An interrupted cleaner swap is checked as Kafka's load completes it, as ``check`` does.
+    swaps = read_swap_segments(directory, directory.name) \
+        if any(name.endswith(SWAP_SUFFIX) for name in part.leftovers) else None
+    defects = partition_findings(data, part, swaps)
     out.findings = [finding_row(log_dir, part, d) for d in defects]
     producers: list[dict[str, Any]] = []
     open_txns, first_unstable = 0, None

@@ -66,6 +66,19 @@ def read_swap_segments(directory: Path, label: str) -> dict[int, SegmentData]:
     return out
 
 
+def read_swaps(data: LogDirData) -> dict[str, dict[int, SegmentData]]:
+    """The ``.swap`` segments of each partition of ``data`` (read by :func:`read_log_dir`) that has any, by
+    partition directory: what ``check`` needs to see the log as Kafka's load assembles it."""
+    root = Path(data.path)
+    out: dict[str, dict[int, SegmentData]] = {}
+    for part in data.partitions:
+        if not any(name.endswith(SWAP_SUFFIX) for name in part.leftovers):
+            continue
+        lone = root.name == part.directory and not (root / part.directory).is_dir()
+        out[part.directory] = read_swap_segments(root if lone else root / part.directory, part.directory)
+    return out
+
+
 def _parent_files(data: LogDirData, parent: Path) -> None:
     """A lone partition directory: take the checkpoints and the marker from its parent log dir."""
     for name in OFFSET_CHECKPOINTS:
