@@ -40,7 +40,7 @@ table { border-collapse: collapse; font-size: .85em; margin: .6em 0; width: 100%
 th, td { border: 1px solid #999; padding: .2em .45em; text-align: left; vertical-align: top; }
 th { background: #e6e6e6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.sev-error td:first-child { font-weight: bold; } tr.sev-warning td:first-child { font-style: italic; }
-.note { color: #444; font-style: italic; }
+.note, p.empty { color: #444; font-style: italic; }
 nav ul { columns: 2; font-size: .9em; }
 @media print { body { max-width: none; margin: 0; font-size: 11pt; } nav { display: none; }
   h2 { page-break-after: avoid; } pre.cmd { white-space: pre-wrap; } }
@@ -77,8 +77,12 @@ def _table(columns: list[str], rows: Iterable[list[Any]], classes: Iterable[str]
 
 
 def _figure(kind: str, fig_id: str, caption: str, alt: str, draw: Callable[[], str], data: dict[str, Any],
-            command: str) -> str:
-    """A figure: the SVG (labelled by its text alternative), the caption, the alternative and the command."""
+            command: str, empty: str | None = None) -> str:
+    """A figure: the SVG (labelled by its text alternative), the caption, the alternative and the command;
+    ``empty``: the sentence shown instead of a chart that would have nothing on it."""
+    if empty is not None:
+        return (f'<figure class="{kind} empty" id="{fig_id}"{_attrs(data)}><p class="empty">{_e(empty)}</p>'
+                f'<p>Reproduce with:</p><pre class="cmd">{_e(command)}</pre></figure>')
     if report_plots.available():
         svg = draw()
         svg = svg.replace('<svg role="img" ', f'<svg role="img" aria-labelledby="{fig_id}-alt" ', 1)
@@ -135,7 +139,9 @@ def _partition(p: Doc, n: int) -> str:
                     "lost_to": m["lost_offsets"][1] if m["lost_offsets"] else None,
                     "acknowledged_lost_from": m["acknowledged_lost"][0] if m["acknowledged_lost"] else None,
                     "acknowledged_lost_to": m["acknowledged_lost"][1] if m["acknowledged_lost"] else None},
-                   p["commands"]["segments"])]
+                   p["commands"]["segments"],
+                   None if p["segments_on_disk"] or r["segments"] else
+                   "No segment on disk and none after a restart: this partition's log is empty.")]
     steps = [[i, s["action"], s["detail"]] for i, s in enumerate(r["steps"], 1)]
     if steps:
         out.append("<details open><summary>What Kafka does at start-up, step by step</summary>"
@@ -146,7 +152,9 @@ def _partition(p: Doc, n: int) -> str:
                     "; ".join(f"epoch {e['epoch']} led from offset {e['start_offset']}" for e in epochs)
                     or "no leader-epoch entries", lambda: report_plots.epoch_timeline(p),
                     {"epochs": " ".join(f"{e['epoch']}@{e['start_offset']}" for e in epochs)},
-                    p["commands"]["epochs"])]
+                    p["commands"]["epochs"],
+                    None if epochs else "No leader-epoch entry, on disk or after load: no batch of this partition "
+                    "carries a leader epoch to draw.")]
     rp = p["replay"]
     tx = rp["transactions"]
     alt = (f"{len({s['producer_id'] for s in p['producer_spans']})} producer(s) wrote idempotent or transactional "
@@ -161,7 +169,10 @@ def _partition(p: Doc, n: int) -> str:
                     "the last stable offset.", alt, lambda: report_plots.producer_plot(p),
                     {"last_stable_offset": rp["last_stable_offset"], "first_unstable_offset":
                      rp["first_unstable_offset"], "committed": tx["committed"], "aborted": tx["aborted"],
-                     "open": tx["open"], "hanging": len(rp["hanging"])}, p["commands"]["producers"])]
+                     "open": tx["open"], "hanging": len(rp["hanging"])}, p["commands"]["producers"],
+                    None if p["producer_spans"] or tx["items"] else
+                    "No idempotent or transactional producer wrote to this partition: there is no producer state "
+                    "or transaction to draw.")]
     if tx["items"]:
         out.append(_table(["producer", "epoch", "state", "first offset", "last offset", "LSO at end"],
                           [[t["producer_id"], t["producer_epoch"], t["state"], t["first_offset"], t["last_offset"],

@@ -14,6 +14,11 @@ from typing import Any
 Doc = dict[str, Any]
 OK_FILLS = ("#d9d9d9", "#a6bddb")  # alternate segments: light grey / light blue, different lightness
 DAMAGE = "#b2182b"  # dark red, always with a hatch
+#: Each kind of damage on a segment map: a fill and a hatch, told apart in greyscale by the hatch's direction and
+#: the fill's lightness (acknowledged-but-missing is a light fill with dots, not a second cross-hatch).
+CUT = (DAMAGE, "////")
+INVALID = (DAMAGE, "xxxx")
+ACK_MISSING = ("#f4a582", "..")
 MARKS = {  # name: (line style, width, label prefix)
     "log_start_offset": (":", 1.4, "log start"),
     "recovery_point": ("-.", 1.4, "recovery point"),
@@ -133,7 +138,7 @@ def _segment_rows(ax: Any, p: Doc, lo: float, hi: float, detail: bool) -> None:
     for s in disk:
         bad = s["size_bytes"] - s["valid_bytes"]
         if bad > 0:
-            ax.barh(rows["on disk"], tick, left=s["next_offset"], height=0.6, color=DAMAGE, hatch="xxxx",
+            ax.barh(rows["on disk"], tick, left=s["next_offset"], height=0.6, color=INVALID[0], hatch=INVALID[1],
                     edgecolor="black", linewidth=0.8)
             if detail:
                 ax.annotate(f"{bad} invalid bytes at byte {s['valid_bytes']}\nof {s['file'].rsplit('/', 1)[-1]}",
@@ -142,7 +147,7 @@ def _segment_rows(ax: Any, p: Doc, lo: float, hi: float, detail: bool) -> None:
                             bbox={"boxstyle": "square,pad=0.12", "fc": "white", "ec": "none", "alpha": 0.9})
     if m["lost_offsets"] is not None:
         a, b = m["lost_offsets"]
-        ax.barh(rows["on disk"], b - a, left=a, height=0.6, color=DAMAGE, hatch="////", edgecolor="black",
+        ax.barh(rows["on disk"], b - a, left=a, height=0.6, color=CUT[0], hatch=CUT[1], edgecolor="black",
                 linewidth=0.8, alpha=0.9)
         if detail:
             ax.text((a + b) / 2, rows["on disk"] + 0.34, f"cut: {a}–{b - 1}", ha="center", va="bottom", fontsize=7.5,
@@ -157,8 +162,8 @@ def _segment_rows(ax: Any, p: Doc, lo: float, hi: float, detail: bool) -> None:
                 edgecolor="black", linewidth=0.8)
     if m["acknowledged_lost"] is not None:
         a, b = m["acknowledged_lost"]
-        ax.barh(rows["acknowledged"], b - a, left=a, height=0.6, color=DAMAGE, hatch="xx", edgecolor="black",
-                linewidth=0.8)
+        ax.barh(rows["acknowledged"], b - a, left=a, height=0.6, color=ACK_MISSING[0], hatch=ACK_MISSING[1],
+                edgecolor="black", linewidth=0.8)
         if detail:
             ax.annotate(f"acknowledged, missing: {a}–{b - 1}", (b, rows["acknowledged"]), xytext=(6, 0),
                         textcoords="offset points", fontsize=7.5, va="center", fontweight="bold",
@@ -213,9 +218,9 @@ def segment_map(p: Doc) -> str:
         zx.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[-1].set_xlabel("offset (segment widths to scale in offsets)", fontsize=8)
     handles = [Patch(fc=OK_FILLS[0], ec="black", label="valid data"),
-               Patch(fc=DAMAGE, ec="black", hatch="////", label="cut by the restart"),
-               Patch(fc=DAMAGE, ec="black", hatch="xxxx", label="invalid bytes on disk"),
-               Patch(fc=DAMAGE, ec="black", hatch="xx", label="acknowledged but missing")]
+               Patch(fc=CUT[0], ec="black", hatch=CUT[1], label="cut by the restart"),
+               Patch(fc=INVALID[0], ec="black", hatch=INVALID[1], label="invalid bytes on disk"),
+               Patch(fc=ACK_MISSING[0], ec="black", hatch=ACK_MISSING[1], label="acknowledged but missing")]
     axes[-1].legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4,
                     frameon=False)
     axes[0].set_title(f"{p['directory']} on {p['log_dir_label']}: segments", fontsize=9, loc="left")
@@ -305,7 +310,11 @@ def replica_plot(rs: Doc) -> str:
                     linewidth=0.4)
         if hw.get(b) is not None:
             ax.plot([hw[b]] * 2, [ys[b] - 0.38, ys[b] + 0.38], color="black", linewidth=2.2)
-            ax.text(hw[b], ys[b] + 0.4, f"HW {hw[b]}", fontsize=7, ha="center", va="bottom")
+            # Beside a divergence label (written to the left of its line) the HW label goes to the right.
+            near = any(f["follower"] == b and f["divergence_offset"] is not None
+                       and abs(f["divergence_offset"] - hw[b]) < hi * 0.15 for f in rs["follower_losses"])
+            ax.text(hw[b], ys[b] + 0.4, f" HW {hw[b]}" if near else f"HW {hw[b]}", fontsize=7,
+                    ha="left" if near else "center", va="bottom")
     for f in rs["follower_losses"]:
         y = ys[f["follower"]]
         gone = set(f["lost_batches"])
@@ -336,7 +345,7 @@ def replica_plot(rs: Doc) -> str:
     ax.tick_params(axis="x", labelsize=7.5)
     handles = [Patch(fc=shade[e][0], hatch=shade[e][1], ec="black", label=f"epoch {e}") for e in epochs]
     handles.append(Patch(fc=DAMAGE, hatch="xxxx", ec="black", label="lost when following the leader"))
-    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=len(handles),
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=min(len(handles), 5),
               frameon=False)
     ax.set_title(f"{rs['partition']}: replicas side by side (leader {rs['leader']})", fontsize=9, loc="left")
     fig.tight_layout()
