@@ -7,6 +7,7 @@ the render layer prints them. Field names follow Kafka's own names in snake_case
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
@@ -437,6 +438,23 @@ class CleanShutdown:
     problem: str | None = None
 
 
+def entry_spans(entries: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
+    """``(position, end)`` of each entry in order. A segment's lazily held entries answer from their arrays
+    (``spans()``, no re-read of the file); a plain list from its objects."""
+    spans = getattr(entries, "spans", None)
+    if spans is not None:
+        return spans()  # type: ignore[no-any-return]
+    return ((e.position, e.position + e.size_in_bytes) for e in entries)
+
+
+def entries_max_timestamp(entries: Sequence[LogEntry]) -> int:
+    """The newest ``max_timestamp`` of the entries, at least 0 (a segment's lazily held entries keep it)."""
+    known = getattr(entries, "max_timestamp", None)
+    if isinstance(known, int):
+        return max(0, known)
+    return max(0, max((e.max_timestamp for e in entries), default=0))
+
+
 @dataclass(slots=True)
 class SegmentData:
     """Everything read about one segment: its log entries (shallow, CRC-checked; control batches decoded),
@@ -445,7 +463,7 @@ class SegmentData:
     base_offset: int
     log_file: str
     log_size: int
-    entries: list[LogEntry] = field(default_factory=list)
+    entries: Sequence[LogEntry] = field(default_factory=list)
     defects: list[Defect] = field(default_factory=list)
     index_file: str | None = None
     index: IndexFile | None = None

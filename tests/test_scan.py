@@ -213,3 +213,34 @@ def test_a_file_that_vanishes_mid_scan_is_a_finding_not_a_crash(tmp_path: Path) 
     # The partition is analysed as it is now: its index has no log and its checkpoints point past the end.
     assert {f["code"] for f in tables["findings"]} >= {"orphan-index", "high-watermark-beyond-leo"}
     assert tables["partitions"][0]["log_end_offset"] == 0
+
+
+def test_a_false_cut_after_true_ones_keeps_the_chained_ranges_and_rescans_the_rest(tmp_path: Path) -> None:
+    """Ranges are handed on as their successor confirms them (memory bounded by one range); a cut that is not a
+    batch start makes the segment be scanned on in one piece from the range before it, rows still exact."""
+    log_dir = big_partition_dir(tmp_path, batches=600)
+    plan = make_plan([str(log_dir)], chunk_bytes=64 << 10)
+    assert len(plan.ranges) >= 5
+    seg = Path(plan.ranges[0].path)
+    truth = scan_range(SegmentRange(str(log_dir), "big", 0, str(seg))).columns["position"]
+    bogus = plan.ranges[3].start + 7  # inside a batch: no walk lands there
+    assert bogus not in truth
+    r2, r3 = plan.ranges[2], plan.ranges[3]
+    plan.ranges[2] = SegmentRange(r2.log_dir, r2.topic, r2.partition, r2.path, r2.start, bogus, r2.size)
+    plan.ranges[3] = SegmentRange(r3.log_dir, r3.topic, r3.partition, r3.path, bogus, r3.stop, r3.size)
+    got: list[int] = []
+    run_local(plan, lambda t, b: got.extend(b.column("position").to_pylist()) if t == "batches" else None)
+    assert got == truth
+
+
+def test_a_segment_without_an_index_is_cut_at_confirmed_batches(tmp_path: Path) -> None:
+    log_dir = big_partition_dir(tmp_path, batches=600)
+    index = next(log_dir.glob("big-0/*.index"))
+    index.unlink()
+    plan = make_plan([str(log_dir)], chunk_bytes=64 << 10)
+    seg = Path(plan.ranges[0].path)
+    truth = scan_range(SegmentRange(str(log_dir), "big", 0, str(seg))).columns["position"]
+    assert len(plan.ranges) >= 5 and all(r.start in truth for r in plan.ranges)
+    got: list[int] = []
+    run_local(plan, lambda t, b: got.extend(b.column("position").to_pylist()) if t == "batches" else None)
+    assert got == truth

@@ -74,7 +74,10 @@ def build_document(result: ReplayResult, *, directory: str, topic: str, partitio
                               "clock): it holds the last stable offset there until its marker is written"}
                   for t in items if t["state"] == "open" and t["first_offset"] not in hanging_first]
     hw = result.end_offset if high_watermark is None else high_watermark
-    counts = {s: sum(1 for a in anomalies if a["severity"] == s) for s in ("error", "warning", "info")}
+    unlisted = [{"code": code, "severity": m.unlisted_severity[code], "count": n}
+                for code, n in sorted(m.unlisted.items())]
+    counts = {s: sum(1 for a in anomalies if a["severity"] == s)
+              + sum(u["count"] for u in unlisted if u["severity"] == s) for s in ("error", "warning", "info")}
     return {
         "partition": directory, "topic": topic, "partition_number": partition,
         "start": {"offset": result.start_offset, "snapshot": result.start_snapshot},
@@ -84,7 +87,7 @@ def build_document(result: ReplayResult, *, directory: str, topic: str, partitio
         "transactions": {"committed": sum(1 for t in items if t["state"] == "committed"),
                          "aborted": sum(1 for t in items if t["state"] == "aborted"),
                          "open": sum(1 for t in items if t["state"] == "open"), "items": items},
-        "hanging": hanging, "anomalies": anomalies, "anomaly_counts": counts,
+        "hanging": hanging, "anomalies": anomalies, "anomalies_unlisted": unlisted, "anomaly_counts": counts,
     }
 
 

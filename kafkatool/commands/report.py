@@ -105,16 +105,25 @@ def _q(path: str) -> str:
     return shlex.quote(path)
 
 
+#: The producer plot resolves at most this many offset steps across a partition: spans of one producer closer
+#: than one step are merged as they are read (a chart cannot show them apart, and a log of interleaved producers
+#: would otherwise make a span per batch).
+PLOT_STEPS = 2000
+
+
 def producer_spans(part: PartitionData) -> list[dict[str, Any]]:
-    """Each producer's data batches as offset ranges, consecutive batches merged (for the producer plot)."""
+    """Each producer's data batches as offset ranges, consecutive batches merged (for the producer plot); in a
+    partition of more than :data:`PLOT_STEPS` offsets, also those less than a step apart."""
     spans: list[dict[str, Any]] = []
     last: dict[int, dict[str, Any]] = {}
+    first_base = part.segments[0].base_offset if part.segments else 0
+    step = max(1, (part.log_end_offset - first_base) // PLOT_STEPS)
     for seg in part.segments:
         for e in seg.entries:
             if not isinstance(e, RecordBatch) or e.producer_id < 0 or e.is_control:
                 continue
             prev = last.get(e.producer_id)
-            if prev is not None and prev["last_offset"] + 1 >= e.base_offset \
+            if prev is not None and prev["last_offset"] + step >= e.base_offset \
                     and prev["transactional"] == e.is_transactional:
                 prev["last_offset"] = e.last_offset
                 continue
@@ -123,6 +132,24 @@ def producer_spans(part: PartitionData) -> list[dict[str, Any]]:
             spans.append(span)
             last[e.producer_id] = span
     return spans
+
+
+def epoch_runs(part: PartitionData) -> list[dict[str, Any]]:
+    """A replica's magic 2 batches as runs: contiguous batches of one leader epoch merged into one range
+    (nothing is lost for the side-by-side plot, and a log of small batches stays a handful of rows)."""
+    runs: list[dict[str, Any]] = []
+    for s in part.segments:
+        for e in s.entries:
+            if not isinstance(e, RecordBatch):
+                continue
+            prev = runs[-1] if runs else None
+            if prev is not None and prev["epoch"] == e.partition_leader_epoch \
+                    and prev["last_offset"] + 1 == e.base_offset:
+                prev["last_offset"] = e.last_offset
+            else:
+                runs.append({"base_offset": e.base_offset, "last_offset": e.last_offset,
+                             "epoch": e.partition_leader_epoch})
+    return runs
 
 
 def segments_on_disk(part: PartitionData) -> list[dict[str, Any]]:
@@ -229,9 +256,7 @@ def replica_set(partition: str, brokers: dict[int, str], paths: list[dict[str, A
     batches: dict[int, list[dict[str, Any]]] = {}
     for b, p in brokers.items():
         part = next(q for x in paths if x["path"] == p for q in x["data"].partitions if q.directory == partition)
-        batches[b] = [{"base_offset": e.base_offset, "last_offset": e.last_offset,
-                       "epoch": e.partition_leader_epoch} for s in part.segments for e in s.entries
-                      if isinstance(e, RecordBatch)]
+        batches[b] = epoch_runs(part)
     doc.update({"leader_chosen_by": "--leader" if leader is not None else "newest leader epoch",
                 "isr_given": isr is not None, "command": command, "batches": batches,
                 "follower_losses": follower_losses(doc)})

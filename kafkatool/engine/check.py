@@ -8,9 +8,11 @@ says what the broker will do with the damage, not only that the bytes are odd.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass
+from itertools import pairwise
 from typing import Any
 
 from kafkatool.engine.swaps import SwapPlan, log_after_swaps
@@ -418,10 +420,16 @@ def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
     out: list[Defect] = []
     name = f"{part.directory}/{LEADER_EPOCH_CHECKPOINT}"
     epochs = part.leader_epochs
-    batch_epochs = [(e.base_offset, e.partition_leader_epoch) for s in part.segments for e in s.entries
-                    if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0]
+
+    def batch_epochs() -> Iterator[tuple[int, int]]:
+        """(base offset, leader epoch) of every batch that carries one, streamed from the segments."""
+        for s in part.segments:
+            for e in s.entries:
+                if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0:
+                    yield e.base_offset, e.partition_leader_epoch
+
     if epochs is None:
-        if batch_epochs and not any(d.file == name for d in part.defects):
+        if not any(d.file == name for d in part.defects) and next(batch_epochs(), None) is not None:
             out.append(_d("missing-leader-epoch-checkpoint", name, "batches carry leader epochs but there is no "
                           "leader-epoch-checkpoint: Kafka rebuilds the cache only for segments it recovers; "
                           "follower truncation by epoch (KIP-101) may fall back to the high watermark", "warning"))
@@ -437,16 +445,22 @@ def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
                           f"log end {leo}: Kafka truncates the cache at load", "warning", field=f"epoch {e.epoch}"))
     reported: set[int] = set()
     known = {e.epoch for e in epochs}
-    for offset, epoch in batch_epochs:
+    starts = [e.start_offset for e in epochs]
+    ordered = all(a <= b for a, b in pairwise(starts))
+    for offset, epoch in batch_epochs():
         if epoch in reported:
             continue
-        covering = [e for e in epochs if e.start_offset <= offset]
-        if not covering:
+        if ordered:
+            k = bisect_right(starts, offset)
+            cover = epochs[k - 1] if k else None
+        else:
+            cover = next((e for e in reversed(epochs) if e.start_offset <= offset), None)
+        if cover is None:
             continue  # below the first entry: the cache was truncated to the log start
-        if covering[-1].epoch != epoch:
+        if cover.epoch != epoch:
             reported.add(epoch)
             what = "is not in the checkpoint" if epoch not in known else f"but the checkpoint says epoch " \
-                f"{covering[-1].epoch} from offset {covering[-1].start_offset}"
+                f"{cover.epoch} from offset {cover.start_offset}"
             out.append(_d("leader-epoch-mismatch", name, f"batch at offset {offset} was written in epoch {epoch} "
                           f"{what}: divergence checks (KIP-101/279) would use wrong boundaries", "warning",
                           field=f"epoch {epoch}"))

@@ -179,10 +179,20 @@ class JavaLongHashMapOrder:
         return sorted(self.keys, key=lambda k: (java_long_hash(k) & mask, self.keys[k]))
 
 
-class ProducerStateManager:
-    """Kafka's ``ProducerStateManager`` over decoded batches, with the anomaly checks on the side."""
+#: Anomalies of one code listed in full; the rest are counted (``unlisted``), so a log that breaks a rule at
+#: every batch does not make the replay's memory grow with it.
+LISTED_PER_CODE = 1000
 
-    def __init__(self, start_offset: int = 0, *, client_checks: bool = True) -> None:
+
+class ProducerStateManager:
+    """Kafka's ``ProducerStateManager`` over decoded batches, with the anomaly checks on the side.
+
+    Like Kafka's, it holds per-producer state (five cached batches each) and the open transactions; besides,
+    ``transactions`` lists the transactions seen (only the aborted ones with ``keep_committed=False``, what a
+    restart needs for its transaction indexes) and ``anomalies`` the first :data:`LISTED_PER_CODE` of each code.
+    """
+
+    def __init__(self, start_offset: int = 0, *, client_checks: bool = True, keep_committed: bool = True) -> None:
         # Coordinator-written topics (offsets, transaction state) are appended with origin COORDINATOR:
         # Kafka never checks their sequences, so neither do we.
         self.client_checks = client_checks
@@ -191,6 +201,10 @@ class ProducerStateManager:
         self.ongoing: dict[int, Transaction] = {}  # first offset -> transaction
         self.transactions: list[Transaction] = []
         self.anomalies: list[Anomaly] = []
+        self.unlisted: dict[str, int] = {}  # code -> anomalies past LISTED_PER_CODE, counted only
+        self.unlisted_severity: dict[str, str] = {}
+        self._listed: dict[str, int] = {}
+        self.keep_committed = keep_committed
         self.map_end_offset = start_offset
         self.last_timestamp = -1
 
@@ -207,7 +221,8 @@ class ProducerStateManager:
             if entry.current_txn_first_offset is not None:
                 txn = Transaction(e.producer_id, e.producer_epoch, entry.current_txn_first_offset, e.timestamp)
                 self.ongoing[txn.first_offset] = txn
-                self.transactions.append(txn)
+                if self.keep_committed:
+                    self.transactions.append(txn)
         self.map_end_offset = offset
 
     def _put(self, entry: ProducerEntry) -> None:
@@ -235,6 +250,12 @@ class ProducerStateManager:
         return entry
 
     def _anomaly(self, code: str, batch: RecordBatch, message: str, severity: str = "warning") -> None:
+        listed = self._listed.get(code, 0)
+        if listed >= LISTED_PER_CODE:
+            self.unlisted[code] = self.unlisted.get(code, 0) + 1
+            self.unlisted_severity[code] = severity
+            return
+        self._listed[code] = listed + 1
         self.anomalies.append(Anomaly(code, batch.base_offset, batch.position, batch.producer_id, message, severity))
 
     def _append_data(self, batch: RecordBatch) -> None:
@@ -270,7 +291,8 @@ class ProducerStateManager:
             entry.current_txn_first_offset = batch.base_offset
             txn = Transaction(pid, epoch, batch.base_offset, batch.max_timestamp)
             self.ongoing[batch.base_offset] = txn
-            self.transactions.append(txn)
+            if self.keep_committed:
+                self.transactions.append(txn)
 
     def _check_sequence(self, batch: RecordBatch, entry: ProducerEntry, epoch: int, first_seq: int) -> None:
         pid = batch.producer_id
@@ -322,6 +344,8 @@ class ProducerStateManager:
                 txn.last_stable_offset = self._lso_for(pid, batch.base_offset)
                 txn.end_timestamp = batch.max_timestamp
                 txn.coordinator_epoch = control.coordinator_epoch
+                if txn.aborted and not self.keep_committed:
+                    self.transactions.append(txn)
         entry.end_transaction(epoch, control.coordinator_epoch, batch.max_timestamp)
 
     def _lso_for(self, pid: int, marker_offset: int) -> int:

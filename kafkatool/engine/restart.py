@@ -12,6 +12,7 @@ watermark as ``Partition`` applies it. Producer state itself is the replay engin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,6 +30,8 @@ from kafkatool.model import (
     ProducerSnapshotEntry,
     RecordBatch,
     SegmentData,
+    entries_max_timestamp,
+    entry_spans,
 )
 from kafkatool.schema.filenames import (
     CLEANED_SUFFIX,
@@ -167,7 +170,7 @@ class _Seg:
     base: int
     file: str
     size: int
-    entries: list[LogEntry]
+    entries: Sequence[LogEntry]
     index: IndexFile | None
     has_index: bool
     txn_corrupt: bool
@@ -177,22 +180,24 @@ class _Seg:
     @classmethod
     def of(cls, data: SegmentData) -> _Seg:
         txn_bad = any(a.last_offset < data.base_offset for a in data.txn_index or [])
-        return cls(data.base_offset, data.log_file, data.log_size, list(data.entries), data.index,
+        return cls(data.base_offset, data.log_file, data.log_size, data.entries, data.index,
                    data.index_file is not None, txn_bad, origin=data)
 
-    def chain(self, start_pos: int = 0, end_pos: int | None = None) -> list[LogEntry]:
-        """Entries ``FileLogInputStream`` returns from ``start_pos``: contiguous, complete, up to ``end_pos``."""
+    def chain(self, start_pos: int = 0, end_pos: int | None = None) -> Sequence[LogEntry]:
+        """Entries ``FileLogInputStream`` returns from ``start_pos``: contiguous, complete, up to ``end_pos``
+        (a view of :attr:`entries`, found from positions alone)."""
         end = self.size if end_pos is None else end_pos
-        out: list[LogEntry] = []
+        first = count = 0
         pos = start_pos
-        for e in self.entries:
-            if e.position < pos:
+        for i, (at, after) in enumerate(entry_spans(self.entries)):
+            if at < pos:
+                first = i + 1
                 continue
-            if e.position != pos or e.position + e.size_in_bytes > end:
+            if at != pos or after > end:
                 break
-            out.append(e)
-            pos += e.size_in_bytes
-        return out
+            count += 1
+            pos = after
+        return self.entries[first:first + count]
 
     def translate(self, offset: int, start_pos: int = 0) -> LogEntry | None:
         """``translateOffset``: the first entry at or after ``start_pos`` whose last offset is >= ``offset``."""
@@ -281,7 +286,7 @@ class _Psm:
         self.last_snap = 0
 
     def _fresh(self) -> ProducerStateManager:
-        return ProducerStateManager(0, client_checks=self.topic not in COORDINATOR_TOPICS)
+        return ProducerStateManager(0, client_checks=self.topic not in COORDINATOR_TOPICS, keep_committed=False)
 
     @property
     def map_end(self) -> int:
@@ -524,8 +529,7 @@ class _Loader:
         temp = self.psm(f"recovery of segment {seg.base}")
         self.res.recovery_bytes_read += _rebuild_producer_state(temp, loaded, self.log_start_cp, seg.base, False)
         self.res.recovery_bytes_read += seg.size
-        valid = 0
-        kept: list[LogEntry] = []
+        valid = kept = 0
         last_index_entry, idx_last, ts_last = 0, None, (NO_TIMESTAMP, seg.base)
         max_ts = (NO_TIMESTAMP, -1)
         ts_entries = False
@@ -552,11 +556,11 @@ class _Loader:
                     self.epochs.assign(e.partition_leader_epoch, e.base_offset)
                 temp.state.append(e)
                 temp.map_end = e.last_offset + 1  # legacy entries do not move the map end (magic 2 only)
-            kept.append(e)
+            kept += 1
             valid += e.size_in_bytes
         truncated = seg.size - valid
-        seg.entries, seg.size, seg.recovered = kept, valid, True
-        self.step("recover-segment", f"re-scan segment {seg.base} ({why}): {len(kept)} valid entries, "
+        seg.entries, seg.size, seg.recovered = seg.entries[:kept], valid, True
+        self.step("recover-segment", f"re-scan segment {seg.base} ({why}): {kept} valid entries, "
                   f"{valid} bytes", file=seg.file, offset=seg.base)
         if truncated > 0:
             self.step("truncate", f"truncate {seg.file} at byte {valid}: {self._reason(seg, valid)}; "
@@ -570,16 +574,18 @@ class _Loader:
         first = seg.translate(seg.base)
         pos = first.position if first is not None else seg.size
         truncated = seg.size - pos
-        seg.entries = [e for e in seg.chain() if e.position < pos]
+        chain = seg.chain()
+        seg.entries = chain[:sum(1 for at, _ in entry_spans(chain) if at < pos)]
         seg.size, seg.recovered = pos, True
         self.step("invalid-offset", f"recovery of segment {seg.base} hit out-of-order offsets ({why}): Kafka empties "
                   f"the segment from byte {pos}", file=seg.file, offset=seg.base, position=pos, bytes=truncated)
         return truncated
 
     def _reason(self, seg: _Seg, pos: int) -> str:
-        for e in self.entries_before.get(seg.base, []):
-            if e.position == pos and e.crc_valid is False:
-                return f"the entry there (offsets up to {e.last_offset}) fails its CRC check"
+        before = self.entries_before.get(seg.base, [])
+        at = next((i for i, (start, _) in enumerate(entry_spans(before)) if start == pos), None)
+        if at is not None and before[at].crc_valid is False:
+            return f"the entry there (offsets up to {before[at].last_offset}) fails its CRC check"
         data = next((s for s in self.part.segments if s.base_offset == seg.base), None)
         defects = [] if data is None else [d for d in data.defects if d.position is not None and d.position >= pos]
         if defects:
@@ -612,7 +618,7 @@ class _Loader:
             segs[data.base_offset] = _Seg.of(data)
         for base, s in segs.items():
             self.sizes_before[base] = (s.file, s.size)
-            self.entries_before[base] = list(s.entries)
+            self.entries_before[base] = s.entries  # a view: recovery replaces a segment's entries, never edits them
         self._stray_and_swaps(segs)
         for base in sorted(segs):
             seg = segs[base]
@@ -738,9 +744,23 @@ def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
 
 def _loss(res: PartitionRestart, loader: _Loader, next_offset: int) -> None:
     loss = res.loss
-    lost_entries: list[LogEntry] = []
+    batches = records = 0
+    first, last = None, None
+    producers: set[int] = set()
+    transactions: list[int] = []
     for entries in loader.entries_before.values():
-        lost_entries += [e for e in entries if e.last_offset >= next_offset]
+        for e in entries:
+            if e.last_offset < next_offset:
+                continue
+            batches += 1
+            records += e.records_count if isinstance(e, RecordBatch) else 1
+            first = e.base_offset if first is None else min(first, e.base_offset)
+            last = e.last_offset if last is None else max(last, e.last_offset)
+            if isinstance(e, RecordBatch):
+                if e.producer_id >= 0:
+                    producers.add(e.producer_id)
+                if e.is_transactional and not e.is_control:
+                    transactions.append(e.base_offset)
     for base, (_file, size) in loader.sizes_before.items():
         seg = next((s for s in loader.segments if s.base == base), None)
         after = seg.size if seg is not None else 0
@@ -750,14 +770,11 @@ def _loss(res: PartitionRestart, loader: _Loader, next_offset: int) -> None:
     hw_cp = res.inputs.get("high_watermark_checkpoint")
     if isinstance(hw_cp, int) and not isinstance(hw_cp, bool) and hw_cp > next_offset:
         loss.acknowledged = (next_offset, hw_cp)
-    if lost_entries:
-        loss.batches = len(lost_entries)
-        loss.records = sum(e.records_count if isinstance(e, RecordBatch) else 1 for e in lost_entries)
-        loss.offsets = (min(e.base_offset for e in lost_entries), max(e.last_offset for e in lost_entries) + 1)
-        loss.producers = sorted({e.producer_id for e in lost_entries if isinstance(e, RecordBatch)
-                                 and e.producer_id >= 0})
-        loss.transactions = sorted({e.base_offset for e in lost_entries if isinstance(e, RecordBatch)
-                                    and e.is_transactional and not e.is_control})
+    if batches and first is not None and last is not None:
+        loss.batches, loss.records = batches, records
+        loss.offsets = (first, last + 1)
+        loss.producers = sorted(producers)
+        loss.transactions = sorted(set(transactions))
 
 
 def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, SegmentData], clean: bool,
@@ -846,9 +863,4 @@ def simulate_restart(data: LogDirData, swaps: dict[str, dict[int, SegmentData]],
 
 def _latest_timestamp(data: LogDirData) -> int:
     """The default clock: the newest batch timestamp in the log dir (nothing expires relative to it)."""
-    best = 0
-    for part in data.partitions:
-        for seg in part.segments:
-            for e in seg.entries:
-                best = max(best, e.max_timestamp)
-    return best
+    return max((entries_max_timestamp(seg.entries) for part in data.partitions for seg in part.segments), default=0)

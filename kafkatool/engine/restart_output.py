@@ -24,6 +24,7 @@ from kafkatool.model import (
     RecordBatch,
     SegmentData,
     TimeIndexEntry,
+    entry_spans,
 )
 from kafkatool.schema import checkpoint, offset_index, producer_snapshot, time_index, txn_index
 from kafkatool.schema.filenames import (
@@ -74,8 +75,9 @@ def rebuilt_indexes(entries: Sequence[LogEntry], interval: int) -> tuple[list[Of
 
 
 def aborted_by_segment(part_entries: Iterable[LogEntry]) -> list[AbortedTxn]:
-    """Every aborted transaction of the (recovered) log with the LSO Kafka records for it."""
-    manager = ProducerStateManager(client_checks=False)
+    """Every aborted transaction of the (recovered) log with the LSO Kafka records for it, in marker order (the
+    order ``LogSegment.updateTxnIndex`` appends them)."""
+    manager = ProducerStateManager(client_checks=False, keep_committed=False)
     for e in part_entries:
         if isinstance(e, RecordBatch):
             manager.append(e)
@@ -89,11 +91,11 @@ def partition_plan(part: PartitionData, segments: Sequence[object], snapshots: d
     (``base``, ``file``, ``size``, ``entries``, ``recovered``); ``snapshots`` its snapshot files."""
     d = part.directory
     out: list[OutputFile] = []
-    final: list[tuple[object, list[LogEntry]]] = []
+    final: list[tuple[object, Sequence[LogEntry]]] = []
     for seg in segments:
         size = seg.size  # type: ignore[attr-defined]
-        kept = [e for e in seg.entries if e.position + e.size_in_bytes <= size]  # type: ignore[attr-defined]
-        final.append((seg, kept))
+        entries: Sequence[LogEntry] = seg.entries  # type: ignore[attr-defined]
+        final.append((seg, entries[:sum(1 for _, end in entry_spans(entries) if end <= size)]))
     aborted = aborted_by_segment(e for _, kept in final for e in kept)
     for seg, kept in final:
         base: int = seg.base  # type: ignore[attr-defined]

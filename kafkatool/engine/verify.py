@@ -8,7 +8,7 @@ defects instead of exceptions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kafkatool.model import (
@@ -76,9 +76,16 @@ class LogChecker:
         self.entries += 1
 
 
-def boundaries(entries: Sequence[LogEntry]) -> dict[int, LogEntry]:
-    """Entries keyed by their byte position."""
-    return {e.position: e for e in entries}
+def at_positions(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[LogEntry, int | None]]:
+    """For each wanted byte position that starts an entry: the entry and the last offset of the entry before it
+    (in file order). One pass over ``log``; only the wanted entries are kept (an index names one every few KiB)."""
+    found: dict[int, tuple[LogEntry, int | None]] = {}
+    prev_last: int | None = None
+    for e in log:
+        if e.position in wanted:
+            found[e.position] = (e, prev_last)
+        prev_last = e.last_offset
+    return found
 
 
 def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offset: int, log: Sequence[LogEntry],
@@ -96,9 +103,7 @@ def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offs
         out.append(Defect("index-sanity", file, (len(entries) - 1) * entry_size, "offset",
                           f"last offset {entries[-1].offset} is below the base offset {base_offset}: Kafka's "
                           "sanity check fails and the index is rebuilt at start-up"))
-    by_pos = boundaries(log)
-    ordered = sorted(by_pos)
-    rank = {pos: k for k, pos in enumerate(ordered)}  # a dict, not list.index: an index holds thousands of entries
+    by_pos = at_positions(log, {ent.position for ent in entries})
     prev: OffsetIndexEntry | None = None
     for i, ent in enumerate(entries):
         where = i * entry_size
@@ -111,13 +116,13 @@ def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offs
             out.append(Defect("index-beyond-log", file, where, "position",
                               f"position {ent.position} is beyond the end of the log ({log_size} bytes)"))
             continue
-        batch = by_pos.get(ent.position)
-        if batch is None:
+        hit = by_pos.get(ent.position)
+        if hit is None:
             out.append(Defect("index-not-boundary", file, where, "position",
                               f"position {ent.position} is not the start of a batch"))
             continue
-        k = rank[ent.position]
-        if k > 0 and by_pos[ordered[k - 1]].last_offset >= ent.offset:
+        batch, before = hit
+        if before is not None and before >= ent.offset:
             out.append(Defect("index-offset-behind", file, where, "offset",
                               f"offset {ent.offset} lies in an earlier batch than position {ent.position}: "
                               "lookups would start too late"))
@@ -142,7 +147,8 @@ def check_time_index(file: str, entries: Sequence[TimeIndexEntry], base_offset: 
         out.append(Defect("index-sanity", file, (len(entries) - 1) * entry_size, "timestamp",
                           f"last timestamp {entries[-1].timestamp} is below the first {entries[0].timestamp}: "
                           "Kafka's sanity check fails and the index is rebuilt"))
-    by_last = {e.last_offset: e for e in log}
+    wanted = {ent.offset for ent in entries}
+    by_last = {e.last_offset: e for e in log if e.last_offset in wanted}  # the last entry ending there, as a lookup
     prev: TimeIndexEntry | None = None
     for i, ent in enumerate(entries):
         where = i * entry_size

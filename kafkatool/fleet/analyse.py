@@ -147,8 +147,17 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
         out.findings += [finding_row(log_dir, part, Defect(a.code, part.directory, a.position, f"offset {a.offset}",
                                                            a.message, a.severity), "replay")
                          for a in result.anomalies]
+        out.findings += [finding_row(log_dir, part, Defect(code, part.directory, None, "anomalies",
+                                                           f"{n} more {code} anomalies, counted but not listed",
+                                                           manager.unlisted_severity[code]), "replay")
+                         for code, n in sorted(manager.unlisted.items())]
     out.producers = producers
-    entries = [e for seg in part.segments for e in seg.entries]
+    batches = records = invalid_crc = 0
+    for seg in part.segments:  # streamed: a partition's entries are never all held as objects
+        for e in seg.entries:
+            batches += 1
+            records += e.records_count if isinstance(e, RecordBatch) else e.last_offset - e.base_offset + 1
+            invalid_crc += e.crc_valid is False
     epochs = part.leader_epochs or []
     snaps = [s for s in part.snapshots if s.snapshot is not None]
     counts = defaultdict(int)
@@ -167,10 +176,7 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
         "latest_leader_epoch": epochs[-1].epoch if epochs else None,
         "latest_epoch_start_offset": epochs[-1].start_offset if epochs else None,
         "snapshots": len(part.snapshots), "latest_snapshot_offset": snaps[-1].offset if snaps else None,
-        "batches": len(entries),
-        "records": sum(e.records_count if isinstance(e, RecordBatch) else e.last_offset - e.base_offset + 1
-                       for e in entries),
-        "invalid_crc_batches": sum(1 for e in entries if e.crc_valid is False),
+        "batches": batches, "records": records, "invalid_crc_batches": invalid_crc,
         "producers": len(producers), "open_transactions": open_txns, "first_unstable_offset": first_unstable,
         "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
     }

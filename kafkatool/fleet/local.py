@@ -8,7 +8,6 @@ bounded by the largest unit.
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -64,44 +63,61 @@ def run_local(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], *, jobs: 
         results = pool.map(_run, work, chunksize=1)
     else:
         results = map(_run, work)
-    pending: list[tuple[SegmentRange, pa.RecordBatch, int | None]] = []
+    chain = _RangeChain(sink)
     try:
         for kind, payload, weight in results:
             if kind == "batches":
-                if pending and pending[-1][0].path != payload[0].path:
-                    _flush_segment(pending, sink)
-                pending.append(payload)
+                chain.add(*payload)
             else:
-                if pending:
-                    _flush_segment(pending, sink)
+                chain.close()
                 for table, batch in payload.items():
                     sink(table, batch)
             if progress is not None:
                 progress(weight)
-        if pending:
-            _flush_segment(pending, sink)
+        chain.close()
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     sink("findings", rows_arrow("findings", broker_findings(plan.log_dirs)))
 
 
-def _flush_segment(pending: list[tuple[SegmentRange, pa.RecordBatch, int | None]],
-                   sink: Callable[[str, pa.RecordBatch], None]) -> None:
-    """Hand on a segment's ranges if they chain (each range's walk lands on the next one's start); otherwise a
-    cut was not a true batch start (e.g. a record value that holds whole batches) and the segment is scanned
-    again in one piece, which is what a reader from the segment's start sees."""
-    ranges = list(pending)
-    pending.clear()
-    chained = all(landing == nxt[0].start for (_, _, landing), nxt in itertools.pairwise(ranges))
-    if chained:
-        for _, batch, _ in ranges:
-            sink("batches", batch)
-        return
-    first = ranges[0][0]
-    whole = SegmentRange(first.log_dir, first.topic, first.partition, first.path, 0, None,
-                         sum(r[0].size for r in ranges))
-    sink("batches", batches_arrow(scan_range_or_nothing(whole)))
+class _RangeChain:
+    """Hands on a cut segment's range rows in order, holding at most one range back.
+
+    A range's rows are right when its walk started at a true batch start (the segment's start, or where the
+    previous range's walk landed) and landed on the next cut. When a walk does not land on the next cut (the cut
+    was not a true batch start, e.g. a record value that holds whole batches), the segment is scanned again in
+    one piece from that range's start, which is what a reader from the segment's start sees, and its later ranges
+    are dropped. Memory stays bounded by one range, not by the segment.
+    """
+
+    def __init__(self, sink: Callable[[str, pa.RecordBatch], None]) -> None:
+        self.sink = sink
+        self.held: tuple[SegmentRange, pa.RecordBatch, int | None] | None = None
+        self.rescanned: str | None = None  # the segment whose rest was scanned in one piece
+
+    def add(self, rng: SegmentRange, batch: pa.RecordBatch, landing: int | None) -> None:
+        if rng.path == self.rescanned:
+            return
+        if self.held is not None and self.held[0].path != rng.path:
+            self.close()
+        if self.held is None:
+            self.held = (rng, batch, landing)
+            return
+        prev, prev_batch, prev_landing = self.held
+        if prev_landing == rng.start:
+            self.sink("batches", prev_batch)
+            self.held = (rng, batch, landing)
+            return
+        self.held, self.rescanned = None, prev.path
+        rest = SegmentRange(prev.log_dir, prev.topic, prev.partition, prev.path, prev.start, None, 0)
+        self.sink("batches", batches_arrow(scan_range_or_nothing(rest)))
+
+    def close(self) -> None:
+        """The held range is the last of its segment: its rows are right as they are."""
+        if self.held is not None:
+            self.sink("batches", self.held[1])
+            self.held = None
 
 
 def analyse_all(plan: Plan) -> list[Analysis]:

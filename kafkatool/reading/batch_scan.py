@@ -27,7 +27,7 @@ from kafkatool.schema import legacy, offset_index
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.control import parse_control_record
 from kafkatool.schema.filenames import offset_from_name
-from kafkatool.schema.log_segment import walk_log
+from kafkatool.schema.log_segment import find_next_batch, walk_log
 
 # The batch table's columns, in order, with their Arrow types (the fleet layer builds its schema from this).
 BATCH_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -273,8 +273,10 @@ def confirmed_boundary(buf: bytes | memoryview, pos: int) -> bool:
 def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
     """Byte positions at which to cut a segment into ranges of about ``chunk_bytes`` (always starting with 0).
 
-    Cuts are ``.index`` positions confirmed by :func:`confirmed_boundary`; a segment without a usable index
-    stays whole (the Spark and local engines then scan it in one task, which is still exact).
+    Cuts are ``.index`` positions confirmed by :func:`confirmed_boundary`. A segment without a usable index is
+    cut where the walk's resynchronisation search finds a confirmed batch (CRC and chained headers) after each
+    ``chunk_bytes``, so no unit holds more than about a chunk's rows. Either way the engines check that each
+    range's walk lands on the next cut, and scan the segment on in one piece where it does not.
     """
     with mapped(log_path) as buf:
         size = len(buf)
@@ -282,12 +284,14 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
             return [0]
         index_path = log_path.with_suffix(".index")
         base = offset_from_name(log_path.name) or 0
-        if not exists(index_path):
-            return [0]
-        try:
-            index = offset_index.parse_offset_index(read_bytes(index_path), base)
-        except DecodeError:
-            return [0]
+        index = None
+        if exists(index_path):
+            try:
+                index = offset_index.parse_offset_index(read_bytes(index_path), base)
+            except DecodeError:
+                index = None
+        if index is None or not index.entries:
+            return _searched_cuts(buf, size, chunk_bytes)
         cuts = [0]
         for entry in index.entries:
             position = entry.position
@@ -296,3 +300,14 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
             if confirmed_boundary(buf, position):
                 cuts.append(position)
         return cuts
+
+
+def _searched_cuts(buf: bytes | memoryview, size: int, chunk_bytes: int) -> list[int]:
+    """Cuts about ``chunk_bytes`` apart at batches :func:`~kafkatool.schema.log_segment.find_next_batch` confirms."""
+    cuts = [0]
+    while cuts[-1] + chunk_bytes < size:
+        nxt = find_next_batch(buf, cuts[-1] + chunk_bytes, size)
+        if nxt is None:
+            break
+        cuts.append(nxt)
+    return cuts

@@ -14,21 +14,18 @@ from pathlib import Path
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import (
     CleanShutdown,
-    Compression,
     Defect,
-    LegacyBatch,
     LogDirData,
     PartitionData,
-    RecordBatch,
     SegmentData,
     SnapshotData,
 )
+from kafkatool.reading.entries import SegmentEntries, complete_entry
 from kafkatool.reading.files import list_dir, mapped, read_bytes
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.schema import (
     checkpoint,
     clean_shutdown,
-    legacy,
     meta_properties,
     offset_index,
     partition_metadata,
@@ -36,7 +33,6 @@ from kafkatool.schema import (
     time_index,
     txn_index,
 )
-from kafkatool.schema import record_batch as rb
 from kafkatool.schema.filenames import (
     CLEAN_SHUTDOWN,
     CLEANER_OFFSET_CHECKPOINT,
@@ -68,25 +64,20 @@ def _decode(defects: list[Defect], name: str, code: str, fn: Callable[[bytes], o
 
 
 def _read_segment(seg: SegmentData, path: Path, deep: bool = False) -> None:
-    """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``)."""
+    """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``).
+
+    The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use."""
+    entries = SegmentEntries(path, deep=deep)
     with mapped(path) as buf:
         for item in walk_log(buf, seg.log_file, deep=deep):
             if isinstance(item, Defect):
                 seg.defects.append(item)
                 continue
-            if isinstance(item, RecordBatch) and item.is_control and item.records is None:
-                try:
-                    item.records = rb.decode_records(item, rb.records_payload(buf, item))
-                except DecodeError as err:
-                    seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
-            elif isinstance(item, LegacyBatch) and item.records is None and item.compression is not Compression.NONE:
-                # A legacy wrapper's stored offset is its last inner offset; Kafka's baseOffset() is the first
-                # inner one, so offset continuity needs the inner messages.
-                try:
-                    item.records = legacy.inner_records(item)
-                except DecodeError as err:
-                    seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
-            seg.entries.append(item)
+            err = complete_entry(item, buf, deep=deep)
+            if err is not None:
+                seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+            entries.append(item)
+    seg.entries = entries
 
 
 def read_partition(directory: Path, label: str, *, deep: bool = False) -> PartitionData:

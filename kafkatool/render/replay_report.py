@@ -83,6 +83,10 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
             table.add_row(Text(a["severity"], style=SEVERITY_STYLE.get(a["severity"], "")), Text(a["code"]),
                           _cell(a["offset"]), _cell(a["producer_id"]), Text(a["message"]))
         console.print(table)
+    for u in doc.get("anomalies_unlisted", []):
+        if show_info or u["severity"] != "info":
+            console.print(Text(f"{u['count']} more {u['code']} anomalies, counted but not listed (the first "
+                               "1000 of each kind are)", style=SEVERITY_STYLE.get(u["severity"], "")))
     counts = doc["anomaly_counts"]
     verdict = Text.assemble((f"{counts['error']} error(s), {counts['warning']} warning(s)",
                              "red bold" if counts["error"] else "yellow bold" if counts["warning"] else "green"),
