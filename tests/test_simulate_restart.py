@@ -229,3 +229,36 @@ def test_one_format_vocabulary() -> None:
     assert [{k: v for k, v in x.items() if k != "type"} for x in lines[1:]] == doc["partitions"]
     assert runner.invoke(app, [*base, "-f", "table", demo]).stdout == runner.invoke(app, [*base, "-f", "text",
                                                                                           demo]).stdout
+
+
+@pytest.mark.parametrize("case", [c for c in corpus_cases() if c.startswith("swap-")])
+def test_a_completed_swap_is_compaction_not_a_loss(case: str) -> None:
+    """Kafka's LogLoader completes an interrupted cleaner swap and loses nothing: the replaced segments shrink by
+    what compaction removed. ``bytes_truncated`` stays Kafka's own file-size count; the loss is empty, exit 0."""
+    expected = load_expected(case)["afterLoad"]
+    result = runner.invoke(app, ["simulate-restart", "-f", "json", "--now", str(expected.get("loadTimeMs")),
+                                 str(shared_dir("corpus") / case / "input")])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    for p in json.loads(result.stdout)["partitions"]:
+        want = expected["partitions"][p["directory"]]
+        assert p["bytes_truncated"] == want.get("totalBytesDropped", 0)
+        assert p["loss"]["bytes"] == 0 and p["loss"]["records"] == 0
+        assert p["loss"]["compacted_bytes"] == p["bytes_truncated"]
+
+
+def test_a_torn_swap_segment_is_still_a_loss(tmp_path: Path) -> None:
+    src = shared_dir("corpus") / "swap-interrupted-unclean" / "input"
+    copy = tmp_path / "input"
+    shutil.copytree(src, copy)
+    swap = copy / "accounts-0" / "00000000000000000000.log.swap"
+    data = swap.read_bytes()
+    swap.write_bytes(data[:-30])
+    result = runner.invoke(app, ["simulate-restart", "-f", "json", "--now", "1700003600000", "--assume", "unclean",
+                                 "--recovery-point", "0", str(copy)])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    part = json.loads(result.stdout)["partitions"][0]
+    loss = part["loss"]
+    first = next(s for s in part["segments"] if s["base_offset"] == 0)
+    cut = len(data) - 30 - first["size_bytes"]  # what recovery cut from the renamed-in swap segment
+    assert cut > 0 and loss["bytes"] >= cut  # counted as lost, beside the compaction
+    assert loss["records"] > 0 and loss["compacted_bytes"] > 0

@@ -79,6 +79,7 @@ def partition_document(p: PartitionRestart) -> dict[str, Any]:
         "loss": {"records": p.loss.records, "batches": p.loss.batches, "bytes": p.loss.bytes,
                  "offsets": None if p.loss.offsets is None else {"from": p.loss.offsets[0], "to": p.loss.offsets[1]},
                  "producers": p.loss.producers, "transactions": p.loss.transactions,
+                 "compacted_bytes": p.loss.compacted_bytes,
                  "acknowledged": None if p.loss.acknowledged is None else {"from": p.loss.acknowledged[0],
                                                                            "to": p.loss.acknowledged[1]}},
         "steps": [{"action": s.action, "detail": s.detail, "file": s.file, "offset": s.offset,
@@ -185,7 +186,7 @@ def command(
         render_restart(doc, fmt.value)
         if any(p["outcome"] == "failed" for p in doc["partitions"]):
             return int(ExitCode.DEFECTS)
-        lossy = any(p["bytes_truncated"] or p["loss"]["records"] or p["loss"]["acknowledged"]
+        lossy = any(p["loss"]["bytes"] or p["loss"]["records"] or p["loss"]["acknowledged"]
                     for p in doc["partitions"])
         return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
 

@@ -22,7 +22,9 @@ def restart_marks(restart: Doc) -> Doc:
     """
     inputs = restart.get("inputs") or {}
     loss = restart.get("loss") or {}
-    cuts = bool(restart.get("bytes_truncated") or loss.get("records") or loss.get("offsets"))
+    # What a completed cleaner swap removes is compaction, not a cut: only the loss's bytes count.
+    lost_bytes = loss.get("bytes", restart.get("bytes_truncated")) or 0
+    cuts = bool(lost_bytes or loss.get("records") or loss.get("offsets"))
     offsets = loss.get("offsets")
     ack = loss.get("acknowledged")
     return {
@@ -34,7 +36,7 @@ def restart_marks(restart: Doc) -> Doc:
         "high_watermark_checkpoint": inputs.get("high_watermark_checkpoint"),
         "last_stable_offset": restart.get("last_stable_offset"),
         "truncate_at": restart.get("log_end_offset") if cuts else None,
-        "bytes_truncated": restart.get("bytes_truncated") or 0,
+        "bytes_truncated": lost_bytes,
         "lost_offsets": None if offsets is None else [offsets["from"], offsets["to"]],
         "lost_records": loss.get("records") or 0,
         "acknowledged_lost": None if ack is None else [ack["from"], ack["to"]],

@@ -97,6 +97,7 @@ class Loss:
     producers: list[int] = field(default_factory=list)
     transactions: list[int] = field(default_factory=list)  # first offsets of transactions whose data was lost
     acknowledged: tuple[int, int] | None = None  # [new log end, high-watermark checkpoint): replicated, now gone
+    compacted_bytes: int = 0  # fewer bytes after a completed cleaner swap: records compaction removed, not a loss
 
 
 @dataclass
@@ -455,6 +456,8 @@ class _Loader:
         self.topic = part.topic_partition.topic if part.topic_partition else ""
         self.segments: list[_Seg] = []
         self.sizes_before: dict[int, tuple[str, int]] = {}
+        self.swap_replaced: set[int] = set()  # bases of the segments a completed swap replaced
+        self.swap_sizes: dict[int, int] = {}  # base -> bytes of the .swap segment renamed in
         self.entries_before: dict[int, list[LogEntry]] = {}
 
     def step(self, action: str, detail: str, **kw: int | str | None) -> None:
@@ -506,6 +509,7 @@ class _Loader:
                           f"compacted into the swap [{lo}, {hi}) but not yet deleted", file=segs[base].file,
                           offset=base)
                 del segs[base]
+                self.swap_replaced.add(base)
         for off in sorted(self.disk.files):
             if lo <= off < hi:
                 self.disk.delete(off, f"inside the swapped range [{lo}, {hi})", "snapshot-remove")
@@ -519,6 +523,7 @@ class _Loader:
             # ``.index.swap`` file when there was none: after the rename the segment has an index (empty).
             seg.has_index = True
             segs[off] = seg
+            self.swap_sizes[off] = seg.size
             self.step("swap-rename", f"rename the .swap files of segment {off} to regular segment files",
                       file=seg.file, offset=off)
 
@@ -761,12 +766,25 @@ def _loss(res: PartitionRestart, loader: _Loader, next_offset: int) -> None:
                     producers.add(e.producer_id)
                 if e.is_transactional and not e.is_control:
                     transactions.append(e.base_offset)
-    for base, (_file, size) in loader.sizes_before.items():
+    def size_after(base: int) -> int:
         seg = next((s for s in loader.segments if s.base == base), None)
-        after = seg.size if seg is not None else 0
+        return seg.size if seg is not None else 0
+
+    # Every file that shrank, as Kafka's own before/after comparison counts it; but the segments a completed
+    # cleaner swap replaced shrink by what compaction removed (superseded records), which is no loss: only
+    # what recovery then cut from the renamed-in .swap segments is.
+    dropped = 0
+    for base, (_file, size) in loader.sizes_before.items():
+        after = size_after(base)
         if after < size:
-            loss.bytes += size - after
-    res.bytes_truncated = loss.bytes
+            dropped += size - after
+            if base not in loader.swap_replaced:
+                loss.bytes += size - after
+    for base, swap_size in loader.swap_sizes.items():
+        loss.bytes += max(0, swap_size - size_after(base))
+    replaced = sum(loader.sizes_before[b][1] for b in loader.swap_replaced if b in loader.sizes_before)
+    loss.compacted_bytes = max(0, replaced - sum(loader.swap_sizes.values()))
+    res.bytes_truncated = dropped
     hw_cp = res.inputs.get("high_watermark_checkpoint")
     if isinstance(hw_cp, int) and not isinstance(hw_cp, bool) and hw_cp > next_offset:
         loss.acknowledged = (next_offset, hw_cp)

@@ -61,6 +61,9 @@ def _partition(console: Console, p: Row) -> None:
         console.print(Text(f"  The high-watermark checkpoint was {ack['to']}: offsets {ack['from']} to {ack['to'] - 1} "
                            "had been replicated and may have been read by consumers, and are gone from this replica",
                            style="bold red"))
+    if loss.get("compacted_bytes"):
+        console.print(Text(f"  a completed cleaner swap leaves {loss['compacted_bytes']} fewer bytes: records the "
+                           "compaction removed (superseded by newer ones with the same key), not a loss"))
     if not (loss["bytes"] or loss["records"] or loss["acknowledged"]):
         console.print(Text("  nothing lost", style="green"))
     console.print(Text(f"  recovery cost: {p['recovery_bytes_read']} bytes re-read", style="dim"))
