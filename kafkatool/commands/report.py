@@ -115,22 +115,22 @@ def producer_spans(part: PartitionData) -> list[dict[str, Any]]:
     """Each producer's data batches as offset ranges, consecutive batches merged (for the producer plot); in a
     partition of more than :data:`PLOT_STEPS` offsets, also those less than a step apart."""
     spans: list[dict[str, Any]] = []
-    last: dict[int, dict[str, Any]] = {}
+    last: dict[tuple[int, bool], dict[str, Any]] = {}  # per producer and kind: spans merge across the other kind
     first_base = part.segments[0].base_offset if part.segments else 0
     step = max(1, (part.log_end_offset - first_base) // PLOT_STEPS)
     for seg in part.segments:
         for e in seg.entries:
             if not isinstance(e, RecordBatch) or e.producer_id < 0 or e.is_control:
                 continue
-            prev = last.get(e.producer_id)
-            if prev is not None and prev["last_offset"] + step >= e.base_offset \
-                    and prev["transactional"] == e.is_transactional:
+            key = (e.producer_id, e.is_transactional)
+            prev = last.get(key)
+            if prev is not None and prev["last_offset"] + step >= e.base_offset:
                 prev["last_offset"] = e.last_offset
                 continue
             span = {"producer_id": e.producer_id, "first_offset": e.base_offset, "last_offset": e.last_offset,
                     "transactional": e.is_transactional}
             spans.append(span)
-            last[e.producer_id] = span
+            last[key] = span
     return spans
 
 

@@ -8,6 +8,8 @@ bounded by the largest unit.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -31,8 +33,31 @@ class _Job:
     weight: int
 
 
+def _release_heap() -> None:
+    """Give the heap a unit freed back to the OS (glibc keeps freed blocks for reuse; the next unit of another kind
+    would find the process as large as the largest unit before it). A no-op where there is no glibc."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            _MALLOC_TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM: Any = None
+
+
 def _run(job: _Job) -> tuple[str, Any, int]:
     """One unit of work (in a worker): Arrow record batches for its tables, and its weight for progress."""
+    try:
+        return _run_unit(job)
+    finally:
+        _release_heap()
+
+
+def _run_unit(job: _Job) -> tuple[str, Any, int]:
     if job.kind == "range":
         cols = scan_range_or_nothing(job.unit)
         return "batches", (job.unit, batches_arrow(cols), cols.landing), job.weight

@@ -12,6 +12,7 @@ headers, then the candidate's CRC. An index that is missing, stale or zero-fille
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,8 +271,16 @@ def confirmed_boundary(buf: bytes | memoryview, pos: int) -> bool:
     return rb.compute_crc(buf, pos, head.batch_length) == head.crc
 
 
+#: A range spans at most this many offsets (so at most this many batch rows, held as Python values while a range
+#: is turned into Arrow columns): a 64 MiB range of one-record batches would hold 380,000.
+MAX_RANGE_ROWS = 25_000
+MIN_SEARCH_STEP = 1 << 20
+_BASE_OFFSET = struct.Struct(">q")
+
+
 def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
-    """Byte positions at which to cut a segment into ranges of about ``chunk_bytes`` (always starting with 0).
+    """Byte positions at which to cut a segment into ranges of about ``chunk_bytes`` and at most
+    :data:`MAX_RANGE_ROWS` offsets (always starting with 0).
 
     Cuts are ``.index`` positions confirmed by :func:`confirmed_boundary`. A segment without a usable index is
     cut where the walk's resynchronisation search finds a confirmed batch (CRC and chained headers) after each
@@ -290,24 +299,35 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
                 index = offset_index.parse_offset_index(read_bytes(index_path), base)
             except DecodeError:
                 index = None
-        if index is None or not index.entries:
-            return _searched_cuts(buf, size, chunk_bytes)
-        cuts = [0]
-        for entry in index.entries:
-            position = entry.position
-            if position >= size or position < cuts[-1] + chunk_bytes:
-                continue
-            if confirmed_boundary(buf, position):
-                cuts.append(position)
-        return cuts
+        if index is not None and index.entries:
+            cuts, cut_offset = [0], base
+            for entry in index.entries:
+                position = entry.position
+                if position >= size or position <= cuts[-1]:
+                    continue
+                if position < cuts[-1] + chunk_bytes and entry.offset - cut_offset < MAX_RANGE_ROWS:
+                    continue
+                if confirmed_boundary(buf, position):
+                    cuts.append(position)
+                    cut_offset = entry.offset
+            return cuts
+    return _searched_cuts(log_path, size, chunk_bytes)
 
 
-def _searched_cuts(buf: bytes | memoryview, size: int, chunk_bytes: int) -> list[int]:
-    """Cuts about ``chunk_bytes`` apart at batches :func:`~kafkatool.schema.log_segment.find_next_batch` confirms."""
+def _searched_cuts(log_path: Path, size: int, chunk_bytes: int) -> list[int]:
+    """Cuts about ``chunk_bytes`` apart (closer where batches are small: at most :data:`MAX_RANGE_ROWS` offsets
+    a range) at batches :func:`~kafkatool.schema.log_segment.find_next_batch` confirms. Each search maps the file
+    afresh: pages the kernel maps around a search are let go with it, not kept across the whole segment."""
     cuts = [0]
-    while cuts[-1] + chunk_bytes < size:
-        nxt = find_next_batch(buf, cuts[-1] + chunk_bytes, size)
-        if nxt is None:
-            break
+    step = chunk_bytes
+    while cuts[-1] + step < size:
+        with mapped(log_path) as buf:
+            nxt = find_next_batch(buf, cuts[-1] + step, size)
+            if nxt is None:
+                break
+            spanned = _BASE_OFFSET.unpack_from(buf, nxt)[0] - _BASE_OFFSET.unpack_from(buf, cuts[-1])[0]
+        if spanned > MAX_RANGE_ROWS and step > MIN_SEARCH_STEP:
+            step = max(MIN_SEARCH_STEP, step * MAX_RANGE_ROWS // spanned)
+            continue
         cuts.append(nxt)
     return cuts

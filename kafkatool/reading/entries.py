@@ -2,7 +2,7 @@
 
 Kafka keeps nothing per batch when it loads or recovers a log: it walks the file. Holding every batch header as a
 Python object costs about 450 bytes a batch, 2.8 GB for 1 GiB of one-record batches. :class:`SegmentEntries`
-keeps 13 bytes a batch (position, size and the CRC verdict of the walk, in arrays) and re-reads a header from the
+keeps 9 bytes a batch (position, size and the CRC verdict of the walk, in arrays) and re-reads a header from the
 file when an entry is asked for; slices are views over the same arrays, so an engine can keep "the entries up to
 here" without a copy. Iteration maps the file once and lets the pages behind it go, as the walk does.
 
@@ -47,10 +47,11 @@ class SegmentEntries(Sequence[LogEntry]):
 
     __slots__ = ("_crc", "_deep", "_hi", "_lo", "_max_ts", "_path", "_pos", "_size")
 
-    def __init__(self, path: str | Path, *, deep: bool = False) -> None:
+    def __init__(self, path: str | Path, *, deep: bool = False, file_size: int = 1 << 63) -> None:
         self._path = str(path)
         self._deep = deep
-        self._pos = array("q")
+        # Kafka's segments are under 2 GiB: 4-byte positions, unless the file is larger than that can hold.
+        self._pos = array("I" if file_size < 1 << 32 else "q")
         self._size = array("I")
         self._crc = bytearray()
         self._lo = 0

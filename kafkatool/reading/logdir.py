@@ -67,8 +67,8 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False) -> None:
     """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``).
 
     The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use."""
-    entries = SegmentEntries(path, deep=deep)
     with mapped(path) as buf:
+        entries = SegmentEntries(path, deep=deep, file_size=len(buf))
         for item in walk_log(buf, seg.log_file, deep=deep):
             if isinstance(item, Defect):
                 seg.defects.append(item)

@@ -27,7 +27,7 @@ RESYNC_CONFIRM = 2  # headers that must chain after a resync candidate (or reach
 LEGACY_MAGICS = (0, 1)
 SCAN_CHUNK = 1 << 20  # long scans (zero tails, resync searches) read this much at a time
 ZERO_CHUNK = bytes(SCAN_CHUNK)
-RELEASE_EVERY = 64 << 20  # the walk releases the mapped pages behind it at this interval
+RELEASE_EVERY = 16 << 20  # the walk releases the mapped pages behind it at this interval (they count in RSS)
 
 WalkItem = LogEntry | Defect
 HEADER_UNPACK = rb.HEADER_STRUCT.unpack_from
@@ -56,37 +56,42 @@ def _confirmed(buf: bytes | memoryview, pos: int, end: int) -> bool:
     first = _plausible_v2(buf, pos, end)
     if first is None:
         return False
-    length = first[0] - pos - rb.LOG_OVERHEAD
-    stored = int.from_bytes(buf[pos + rb.CRC_OFFSET:pos + rb.CRC_OFFSET + 4], "big")
-    if rb.compute_crc(buf, pos, length) != stored:
-        return False
+    # The chained headers first: a false candidate with a large plausible length fails them in a few reads,
+    # where its CRC would read (and map) every byte it claims.
     nxt, last = first
     for _ in range(RESYNC_CONFIRM):
         if nxt == end:
-            return True
+            break
         step = _plausible_v2(buf, nxt, end)
         if step is None or step[1] <= last:
             return False
         nxt, last = step
-    return True
+    length = first[0] - pos - rb.LOG_OVERHEAD
+    stored = int.from_bytes(buf[pos + rb.CRC_OFFSET:pos + rb.CRC_OFFSET + 4], "big")
+    return rb.compute_crc(buf, pos, length) == stored
 
 
 def find_next_batch(buf: bytes | memoryview, start: int, end: int) -> int | None:
     """The first position at or after ``start`` where a confirmed magic 2 batch begins, or ``None``.
 
-    The search reads ``SCAN_CHUNK`` bytes at a time (never a copy of the whole rest of the file) and lets a
-    read-only mapping drop the pages it has searched, so garbage of any size is scanned in bounded memory.
+    The search goes ``SCAN_CHUNK`` bytes at a time, in place where the buffer can search itself (a mapping or
+    bytes: no copy, which the allocator would keep), and lets a read-only mapping drop the pages it has searched,
+    so garbage of any size is scanned in bounded memory.
     """
     at = start + rb.MAGIC_OFFSET
     while at < end:
         stop = min(end, at + SCAN_CHUNK)
-        chunk = bytes(buf[at:stop])
-        i = chunk.find(b"\x02")
+        if isinstance(buf, memoryview):
+            chunk, base, limit = bytes(buf[at:stop]), at, stop - at
+        else:
+            chunk, base, limit = buf, 0, stop
+        i = chunk.find(b"\x02", at - base, limit)
         while i >= 0:
-            cand = at + i - rb.MAGIC_OFFSET
+            cand = base + i - rb.MAGIC_OFFSET
             if _confirmed(buf, cand, end):
+                release_pages(buf, at, stop)
                 return cand
-            i = chunk.find(b"\x02", i + 1)
+            i = chunk.find(b"\x02", i + 1, limit)
         release_pages(buf, at, stop)
         at = stop
     return None
