@@ -33,6 +33,30 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
+MEMORY_GOAL_MB = 200  # every subcommand's peak RSS on 1 GiB of one-record batches
+
+
+def command_rss(logdir: str, work: Path) -> dict[str, Any]:
+    """Each subcommand once, in a fresh process, over the log dir of one-record batches: wall time and peak RSS
+    (the scan's pool workers included)."""
+    part = str(Path(logdir) / "tiny-0")
+    out = str(work / "rss-out")
+    runs = {
+        "check": ["check", "-f", "json", logdir],
+        "simulate-restart": ["simulate-restart", "-f", "json", "--assume", "unclean", "--recovery-point", "0",
+                             logdir],
+        "replay-producers": ["replay-producers", "-f", "json", part],
+        "transactions": ["transactions", "-f", "json", logdir],
+        "groups": ["groups", "-f", "json", logdir],
+        "report": ["report", "--force", "--out", out + ".html", logdir],
+        "scan": ["scan", "--force", "--out", out, "-f", "json", logdir],
+        "dump-segment --verify": ["dump-segment", "--verify", "-f", "jsonl", part],
+        "dump-segment (table)": ["dump-segment", part],
+        "dump-segment -f kafka": ["dump-segment", "-f", "kafka", part],
+    }
+    return {name: suite.cli(args, 1) for name, args in runs.items()}
+
+
 def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
     """The issue's targets, each as measured in this run."""
     out: list[dict[str, Any]] = []
@@ -63,6 +87,9 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
     cmd = res["commands"]["runs"]
     add("simulate-restart from recovery point 0 / plain CRC scan (time)",
         _ratio(cmd["simulate-restart"]["s"], cmd["plain_crc_scan"]["s"]), 1.3, "x", higher_is_better=False)
+    for name, info in res.get("rss_commands", {}).items():
+        add(f"peak RSS, 1 GiB of one-record batches: {name}", info["max_rss_mb"], MEMORY_GOAL_MB, "MB",
+            higher_is_better=False)
     for mode, info in res.get("rss", {}).items():
         add(f"peak RSS on the big segment: {mode}", info["max_rss_mb"], 150, "MB", higher_is_better=False)
     cli = res.get("cli", {})
@@ -107,6 +134,10 @@ def print_report(res: dict[str, Any]) -> None:
         print("\n[commands, whole process: interpreter start, imports, output to /dev/null]")
         for k, r in res["cli"].items():
             print(f"  {k:40s} {r['s']:8.3f} s ({r['min_s']:.3f}-{r['max_s']:.3f})  peak RSS {r['max_rss_mb']:.0f} MB")
+    if res.get("rss_commands"):
+        print("\n[peak RSS of every subcommand on 1 GiB of one-record batches, fresh process each]")
+        for k, r in res["rss_commands"].items():
+            print(f"  {k:32s} {r['max_rss_mb']:8.1f} MB  ({r['s']:.1f} s)")
     if res.get("rss"):
         print("\n[peak RSS on the big segment, fresh process per mode]")
         for k, r in res["rss"].items():
@@ -167,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             "columns-shallow", "columns-crc", "columns-crc-pool", "walker-shallow", "walker-crc", "walker-deep")}
         res["rss"]["dump-segment -f kafka (CLI)"] = res["cli"]["dump-segment -f kafka big"] | {
             "s": res["cli"]["dump-segment -f kafka big"]["s"]}
+        print("peak RSS of every subcommand on the one-record-batch log dir ...", file=sys.stderr)
+        res["rss_commands"] = command_rss(str(inputs["tiny-logdir"]["path"]), work)
     res["java_reference"] = {"DumpLogSegments_shallow_1GiB_s": DLS_SHALLOW_1GIB_S,
                              "DumpLogSegments_tiny_batches_per_s": DLS_TINY_BATCHES_PER_S,
                              "LogLoader_unclean_rp0_GB_per_s": LOGLOADER_GB_PER_S}

@@ -2,6 +2,8 @@
 
 - ``big``: a segment of ~16 KiB uncompressed batches (15 records of ~1 KiB), 1 GiB by default;
 - ``tiny``: a segment of one-record batches (~100 B values), 64 MiB by default;
+- ``tiny-logdir``: a log dir whose one partition holds a segment of one-record batches, 1 GiB by default (the
+  memory target: every subcommand's peak RSS on it);
 - ``codec-<name>``: one segment per compression codec (gzip, snappy, lz4, zstd), 15-record batches;
 - ``partition``: a partition directory of 20 segments with Kafka's layout (indexes, producer snapshots,
   checkpoints), written by :class:`~kafkatool.writing.fixtures.PartitionWriter` with idempotent and
@@ -31,7 +33,7 @@ from kafkatool.writing.fixtures import LogDir, PartitionWriter, Producer, TopicC
 CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 OFF = rb.FIELD_OFFSETS
 TEMPLATES = 8
-GENERATOR_VERSION = 2  # bump when the inputs change, so kept work dirs are regenerated
+GENERATOR_VERSION = 3  # bump when the inputs change, so kept work dirs are regenerated
 
 
 @dataclass(frozen=True)
@@ -43,10 +45,11 @@ class Sizes:
     codec: int = 32 << 20
     partition_segment: int = 12 << 20
     partition_segments: int = 20
+    tiny_logdir: int = 1 << 30
 
     @classmethod
     def quick(cls) -> Sizes:
-        return cls(big=64 << 20, tiny=8 << 20, codec=4 << 20, partition_segment=1 << 20)
+        return cls(big=64 << 20, tiny=8 << 20, codec=4 << 20, partition_segment=1 << 20, tiny_logdir=16 << 20)
 
 
 def _templates(records: int, value_size: int, codec: Compression) -> list[bytes]:
@@ -138,6 +141,9 @@ def generate(work: Path, sizes: Sizes) -> dict[str, dict[str, object]]:
         path = work / f"codec-{codec.label}" / "00000000000000000000.log"
         path.parent.mkdir(exist_ok=True)
         inputs[f"codec-{codec.label}"] = {"path": str(path), **write_segment(path, sizes.codec, 15, 1024, codec)}
+    seg = work / "tiny-logdir" / "tiny-0" / "00000000000000000000.log"
+    seg.parent.mkdir(parents=True, exist_ok=True)
+    inputs["tiny-logdir"] = {"path": str(work / "tiny-logdir"), **write_segment(seg, sizes.tiny_logdir, 1, 100)}
     info = write_partition(work / "partition", sizes.partition_segments, sizes.partition_segment)
     inputs["partition"] = {"path": str(work / "partition" / "logdir"), **info}
     marker.write_text(json.dumps({"sizes": key, "inputs": inputs}))
