@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_dir
+from tests.pty_support import drain
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "fixtures" / "demo"
@@ -41,18 +42,9 @@ def run(args: list[str], *, terminal: bool, tmp_path: Path) -> tuple[int, str]:
         child = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=stdout, stderr=follower,
                                  stdin=subprocess.DEVNULL, env=env)
         os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
+        output = drain(leader)
         code = child.wait(timeout=300)
-        os.close(leader)
-        return code, b"".join(chunks).decode(errors="replace")
+        return code, output.decode(errors="replace")
 
 
 def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:

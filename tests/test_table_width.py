@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pty_support import drain
+
 DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "demo-0"
 ANSI = __import__("re").compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -28,18 +30,9 @@ def on_terminal(args: list[str], columns: int = 80) -> str:
     proc = subprocess.Popen([sys.executable, "-m", "kafkatool", *args], stdout=follower,
                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    output = drain(leader)
     proc.wait(timeout=60)
-    os.close(leader)
-    return ANSI.sub("", b"".join(chunks).decode().replace("\r\n", "\n"))
+    return ANSI.sub("", output.decode().replace("\r\n", "\n"))
 
 
 @pytest.mark.parametrize("extra", [[], ["--deep"], ["--print-data"]], ids=["shallow", "deep", "print-data"])

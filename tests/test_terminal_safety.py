@@ -27,6 +27,7 @@ from kafkatool.render.transactions_report import render_transactions
 from kafkatool.schema.record_batch import Header
 from kafkatool.writing.fixtures import PartitionWriter
 from tests.conftest import shared_dir
+from tests.pty_support import drain
 
 runner = CliRunner()
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\r\u202e\x9b1m"
@@ -158,18 +159,9 @@ def _run_kafka_format(segment: Path, *, tty: bool) -> bytes:
     leader, follower = pty.openpty()
     proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    output = drain(leader)
     proc.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).replace(b"\r\n", b"\n")  # the terminal's own newline translation
+    return output.replace(b"\r\n", b"\n")  # the terminal's own newline translation
 
 
 def test_kafka_format_is_escaped_on_a_terminal_and_exact_through_a_pipe(hostile_log_dir: Path) -> None:
