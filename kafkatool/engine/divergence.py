@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafkatool.storage import LeaderEpochCache
+
 UNDEFINED = -1
 
 
@@ -81,19 +83,6 @@ class Election:
     lost_unacknowledged: list[Batch] = field(default_factory=list)
 
 
-def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end: int) -> tuple[int, int]:
-    """``LeaderEpochFileCache.endOffsetFor``: (epoch, end offset) for a requested epoch."""
-    if requested == UNDEFINED or not epochs:
-        return UNDEFINED, UNDEFINED
-    if epochs[-1][0] == requested:
-        return requested, log_end
-    higher = next((e for e in epochs if e[0] > requested), None)
-    if higher is None:
-        return UNDEFINED, UNDEFINED
-    floor = [e for e in epochs if e[0] <= requested]
-    return (floor[-1][0] if floor else requested), higher[1]
-
-
 def _epoch_at(batches: list[Batch], offset: int) -> Batch | None:
     return next((b for b in batches if b.base_offset <= offset <= b.last_offset), None)
 
@@ -129,25 +118,28 @@ def divergence(leader: Replica, follower: Replica) -> tuple[int | None, int | No
 
 def as_leader(replica: Replica, next_epoch: int | None) -> list[tuple[int, int]]:
     """The candidate's epoch cache once elected (``makeLeader`` adds the new epoch at its LEO)."""
-    epochs = list(replica.epochs)
-    if next_epoch is not None and (not epochs or epochs[-1][0] < next_epoch):
-        epochs = [e for e in epochs if e[1] < replica.log_end_offset] + [(next_epoch, replica.log_end_offset)]
-    return epochs
+    cache = LeaderEpochCache.from_pairs(replica.epochs)
+    latest = cache.latest_epoch()
+    if next_epoch is not None and (latest is None or latest < next_epoch):
+        cache.assign(next_epoch, replica.log_end_offset)
+    return cache.pairs()
 
 
 def truncate(leader: Replica, follower: Replica, leader_epochs: list[tuple[int, int]]) -> tuple[int, list[Round]]:
     """The OffsetsForLeaderEpoch rounds until truncation completes; returns the follower's final LEO."""
-    epochs = list(follower.epochs)
+    epochs = LeaderEpochCache.from_pairs(follower.epochs)
+    on_leader = LeaderEpochCache.from_pairs(leader_epochs)
     leo = follower.log_end_offset
     rounds: list[Round] = []
     for _ in range(64):
-        request = epochs[-1][0] if epochs else UNDEFINED
-        resp_epoch, resp_end = end_offset_for(leader_epochs, request, leader.log_end_offset)
+        latest = epochs.latest_epoch()
+        request = UNDEFINED if latest is None else latest
+        resp_epoch, resp_end = on_leader.end_offset_for(request, leader.log_end_offset)
         before = leo
         if resp_end == UNDEFINED:
             target, done = min(follower.high_watermark, leo), True
         else:
-            mine = end_offset_for(epochs, resp_epoch, leo)
+            mine = epochs.end_offset_for(resp_epoch, leo)
             if mine[0] == UNDEFINED:
                 target, done = min(resp_end, leo), True
             elif mine[0] != resp_epoch:
@@ -155,8 +147,8 @@ def truncate(leader: Replica, follower: Replica, leader_epochs: list[tuple[int, 
             else:
                 target, done = min(mine[1], resp_end, leo), True
         leo = min(leo, target)
-        epochs = [e for e in epochs if e[1] < leo]
-        rounds.append(Round(request, resp_epoch, resp_end, before, target, done, list(epochs)))
+        epochs.truncate_from_end(leo)
+        rounds.append(Round(request, resp_epoch, resp_end, before, target, done, epochs.pairs()))
         if done:
             break
     return leo, rounds

@@ -12,6 +12,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkatool.storage import LeaderEpochCache
+
 MODES = ("fetch_diverging_epoch", "offsets_for_leader_epoch", "offsets_for_leader_epoch_v0", "high_watermark")
 UNDEFINED = -1
 
@@ -26,36 +28,15 @@ class ScenarioError(ValueError):
 
 
 def cache_assign(cache: list[list[int]], epoch: int, start: int) -> None:
-    """Add (epoch, start) when the epoch differs from the latest or starts earlier; drop conflicting tail entries.
-
-    LeaderEpochFileCache.assign / isUpdateNeeded / maybeTruncateNonMonotonicEntries (LEFC:105-161).
-    """
-    if cache and cache[-1][0] == epoch and start >= cache[-1][1]:
-        return
-    while cache and (cache[-1][0] >= epoch or cache[-1][1] >= start):
-        cache.pop()
-    cache.append([epoch, start])
-
-
-def cache_truncate_from_end(cache: list[list[int]], offset: int) -> None:
-    """Remove every entry starting at or after ``offset`` (LeaderEpochFileCache.truncateFromEnd)."""
-    while cache and cache[-1][1] >= offset:
-        cache.pop()
+    """``LeaderEpochCache.assign`` on a cache in the scenario's ``[[epoch, start_offset], ...]`` form, in place."""
+    model = LeaderEpochCache.from_pairs(cache)
+    model.assign(epoch, start)
+    cache[:] = map(list, model.pairs())
 
 
 def cache_end_offset_for(cache: list[list[int]], epoch: int, leo: int) -> tuple[int, int]:
-    """(epoch, end offset) answered for ``epoch``: LeaderEpochFileCache.endOffsetFor (LEFC:286-331)."""
-    if epoch == UNDEFINED or not cache:
-        return UNDEFINED, UNDEFINED
-    if cache[-1][0] == epoch:
-        return epoch, leo
-    higher = [e for e in cache if e[0] > epoch]
-    if not higher:
-        return UNDEFINED, UNDEFINED
-    floor = [e for e in cache if e[0] <= epoch]
-    if not floor:
-        return epoch, higher[0][1]
-    return floor[-1][0], higher[0][1]
+    """``LeaderEpochCache.end_offset_for`` on a cache in the scenario's ``[[epoch, start_offset], ...]`` form."""
+    return LeaderEpochCache.from_pairs(cache).end_offset_for(epoch, leo)
 
 
 # --------------------------------------------------------------------------- state
@@ -77,7 +58,7 @@ class Replica:
     rid: int
     log: list[tuple[int, str]]
     hw: int
-    cache: list[list[int]]
+    cache: LeaderEpochCache
     alive: bool = True
     role: str = "none"
     fetch: FetchState | None = None
@@ -93,18 +74,18 @@ class Replica:
         """UnifiedLog.truncateTo (UL:1827-1862): drop records from ``offset``, cut the cache, lower the HW."""
         target = min(offset, self.leo)
         del self.log[target:]
-        cache_truncate_from_end(self.cache, target)
+        self.cache.drop_entries_from(target)
         self.hw = min(self.hw, self.leo)
 
     def append(self, records: list[tuple[int, str]]) -> None:
         """Append records; the cache takes each batch's epoch (UnifiedLog.append, UL:859-863)."""
         for epoch, rid in records:
-            cache_assign(self.cache, epoch, self.leo)
+            self.cache.assign(epoch, self.leo)
             self.log.append((epoch, rid))
 
     def latest_epoch(self) -> int | None:
         """The latest epoch in the cache, or None."""
-        return self.cache[-1][0] if self.cache else None
+        return self.cache.latest_epoch()
 
 
 @dataclass
@@ -292,7 +273,7 @@ class Simulation:
 
     def initial_fetch_state(self, rep: Replica) -> FetchState:
         """ReplicaManager.makeFollowers initial state (RM:2581-2586, AFT:487-503)."""
-        if self.mode == "fetch_diverging_epoch" and rep.cache:
+        if self.mode == "fetch_diverging_epoch" and rep.cache.entries:
             return FetchState(rep.leo, False, rep.latest_epoch())
         return FetchState(rep.hw, True, None)
 
@@ -306,7 +287,7 @@ class Simulation:
         rep = self.replicas[rid]
         rep.role = "leader"
         rep.fetch = None
-        cache_assign(rep.cache, self.c_leader_epoch, rep.leo)
+        rep.cache.assign(self.c_leader_epoch, rep.leo)
         start = rep.leo
         old = self.lstate.followers if (self.lstate is not None and was_leader) else {}
         followers: dict[int, FollowerView] = {}
@@ -389,7 +370,7 @@ class Simulation:
         if rep.alive:
             return
         rep.alive = True
-        cache_truncate_from_end(rep.cache, rep.leo)
+        rep.cache.truncate_from_end(rep.leo)
         rep.hw = max(0, min(rep.hw_checkpoint, rep.leo))
         rep.broker_epoch += 1
         rep.role = "none"
@@ -449,7 +430,7 @@ class Simulation:
         if l_epoch == UNDEFINED:
             self._truncate(rep, min(l_end, rep.leo))
             return True
-        f_epoch, f_end = cache_end_offset_for(rep.cache, l_epoch, rep.leo)
+        f_epoch, f_end = rep.cache.end_offset_for(l_epoch, rep.leo)
         if f_end == UNDEFINED:
             self._truncate(rep, min(l_end, rep.leo))
             return True
@@ -485,7 +466,7 @@ class Simulation:
             return
         outcome = event.get("outcome", "complete")
         if rep.fetch.truncating:
-            if self.mode == "high_watermark" or not rep.cache:
+            if self.mode == "high_watermark" or not rep.cache.entries:
                 # AFT:235-251: truncate to the own HW without asking the leader.
                 self._truncate(rep, rep.hw)
                 self._after_truncation(rep, True)
@@ -494,7 +475,7 @@ class Simulation:
                     return  # the OffsetsForLeaderEpoch request is the first request: nothing changes
                 asked = rep.latest_epoch()
                 assert asked is not None
-                l_epoch, l_end = cache_end_offset_for(leader.cache, asked, leader.leo)
+                l_epoch, l_end = leader.cache.end_offset_for(asked, leader.leo)
                 if self.mode == "offsets_for_leader_epoch_v0":
                     l_epoch = UNDEFINED
                 self.notes.append(f"OffsetsForLeaderEpoch(epoch={asked}) from {rep.rid} -> "
@@ -520,7 +501,7 @@ class Simulation:
         d_epoch, d_end = UNDEFINED, UNDEFINED
         if epoch_sent:
             assert rep.fetch.last_fetched_epoch is not None
-            d_epoch, d_end = cache_end_offset_for(leader.cache, rep.fetch.last_fetched_epoch, leader.leo)
+            d_epoch, d_end = leader.cache.end_offset_for(rep.fetch.last_fetched_epoch, leader.leo)
         # P:1538-1550: an unknown last fetched epoch, or an offset outside the log, is OFFSET_OUT_OF_RANGE;
         # with an epoch, the divergence check comes before the read's range check.
         unknown_epoch = epoch_sent and (d_epoch == UNDEFINED or d_end == UNDEFINED)
@@ -607,7 +588,7 @@ class Simulation:
                 reps[str(rid)] = {"alive": False, "disk_leo": rep.leo}
                 continue
             out: dict[str, Any] = {"alive": True, "role": rep.role, "leo": rep.leo, "hw": rep.hw,
-                                   "epoch_cache": [list(e) for e in rep.cache],
+                                   "epoch_cache": [list(e) for e in rep.cache.pairs()],
                                    "log": [f"{e}:{i}" for e, i in rep.log]}
             if rep.role == "follower" and rep.fetch is not None:
                 out["fetch_state"] = {"fetch_offset": rep.fetch.offset,
@@ -675,10 +656,10 @@ def _build_log(spec: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return log
 
 
-def _rebuild_cache(log: list[tuple[int, str]]) -> list[list[int]]:
-    cache: list[list[int]] = []
+def _rebuild_cache(log: list[tuple[int, str]]) -> LeaderEpochCache:
+    cache = LeaderEpochCache()
     for off, (epoch, _) in enumerate(log):
-        cache_assign(cache, epoch, off)
+        cache.assign(epoch, off)
     return cache
 
 
@@ -691,7 +672,7 @@ def start(scenario: dict[str, Any]) -> Simulation:
     for rid in ids:
         spec = init["replicas"].get(str(rid), {"log": [], "hw": 0})
         log = _build_log(spec.get("log", []))
-        cache = [list(map(int, e)) for e in spec["epoch_cache"]] if spec.get("epoch_cache") is not None \
+        cache = LeaderEpochCache.from_pairs(spec["epoch_cache"]) if spec.get("epoch_cache") is not None \
             else _rebuild_cache(log)
         hw = max(0, min(int(spec.get("hw", 0)), len(log)))
         reps[rid] = Replica(rid, log, hw, cache)

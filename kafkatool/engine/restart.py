@@ -44,6 +44,7 @@ from kafkatool.schema.filenames import (
     offset_from_name,
     segment_file_name,
 )
+from kafkatool.storage import LeaderEpochCache
 
 INT32_MAX = 0x7FFFFFFF
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
@@ -393,45 +394,6 @@ def _rebuild_producer_state(psm: _Psm, segs: list[_Seg], log_start: int, last_of
     return read
 
 
-# -- leader epochs ----------------------------------------------------------------------------------
-
-
-class _Epochs:
-    """``LeaderEpochFileCache``: epoch -> start offset, kept monotonic."""
-
-    def __init__(self, entries: list[LeaderEpochEntry] | None) -> None:
-        self.entries: list[LeaderEpochEntry] = []
-        for e in entries or []:
-            if e.epoch >= 0 and e.start_offset >= 0:
-                self.assign(e.epoch, e.start_offset)
-
-    def latest(self) -> int | None:
-        return self.entries[-1].epoch if self.entries else None
-
-    def assign(self, epoch: int, start: int) -> None:
-        last = self.entries[-1] if self.entries else None
-        if last is not None and last.epoch == epoch and start >= last.start_offset:
-            return
-        while self.entries and (self.entries[-1].epoch >= epoch or self.entries[-1].start_offset >= start):
-            self.entries.pop()
-        self.entries.append(LeaderEpochEntry(epoch, start))
-
-    def truncate_from_end(self, end: int) -> list[LeaderEpochEntry]:
-        removed = []
-        if end >= 0 and self.entries and self.entries[-1].start_offset >= end:
-            while self.entries and self.entries[-1].start_offset >= end:
-                removed.append(self.entries.pop())
-        return removed
-
-    def truncate_from_start(self, start: int) -> list[LeaderEpochEntry]:
-        removed = []
-        while self.entries and self.entries[0].start_offset <= start:
-            removed.append(self.entries.pop(0))
-        if removed:
-            self.entries.insert(0, LeaderEpochEntry(removed[-1].epoch, start))
-        return removed
-
-
 # -- the loader -------------------------------------------------------------------------------------
 
 
@@ -452,7 +414,7 @@ class _Loader:
         self.expiration_ms = expiration_ms
         self.disk = _Disk(part, self.steps)
         self.index_interval = index_interval if index_interval is not None else infer_index_interval(part)
-        self.epochs = _Epochs(part.leader_epochs)
+        self.epochs = LeaderEpochCache.from_checkpoint(part.leader_epochs)
         self.topic = part.topic_partition.topic if part.topic_partition else ""
         self.segments: list[_Seg] = []
         self.sizes_before: dict[int, tuple[str, int]] = {}
@@ -556,8 +518,8 @@ class _Loader:
                     ts_last, ts_entries = max_ts, True
                 last_index_entry = valid
             if isinstance(e, RecordBatch):
-                if e.partition_leader_epoch >= 0 and (self.epochs.latest() is None
-                                                      or e.partition_leader_epoch > self.epochs.latest()):  # type: ignore[operator]
+                if e.partition_leader_epoch >= 0 and (self.epochs.latest_epoch() is None
+                                                      or e.partition_leader_epoch > self.epochs.latest_epoch()):  # type: ignore[operator]
                     self.epochs.assign(e.partition_leader_epoch, e.base_offset)
                 temp.state.append(e)
                 temp.map_end = e.last_offset + 1  # legacy entries do not move the map end (magic 2 only)
@@ -663,7 +625,7 @@ class _Loader:
             else:
                 self._delete_segments(list(self.segments), f"the log end offset {leo} is below the log start "
                                                            f"offset {self.log_start_cp}")
-                self.epochs.entries.clear()
+                self.epochs.clear()
                 for off in sorted(self.disk.files):
                     self.disk.delete(off, "the whole log was deleted")
         if not self.segments:

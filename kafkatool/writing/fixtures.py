@@ -37,7 +37,6 @@ from kafkatool.model import (
     Compression,
     ControlType,
     Header,
-    LeaderEpochEntry,
     OffsetIndexEntry,
     ProducerSnapshotEntry,
     Record,
@@ -75,6 +74,7 @@ from kafkatool.schema.filenames import (
     segment_file_name,
 )
 from kafkatool.schema.record_batch import build_records_batch
+from kafkatool.storage import LeaderEpochCache
 from kafkatool.writing.atomic import write_tree
 
 BASE_TIME = 1_700_000_000_000
@@ -252,7 +252,7 @@ class PartitionWriter:
         self.log_start_offset = 0
         self.producers: dict[int, _ProducerState] = {}
         self.ongoing: dict[int, int] = {}
-        self.epochs: list[LeaderEpochEntry] = []
+        self.epochs = LeaderEpochCache()
         self.snapshots: dict[int, bytes] = {}
         self.last_snapshot_offset = 0
         self.rejected: list[str] = []
@@ -373,9 +373,7 @@ class PartitionWriter:
         if not self.log_start_offset < offset <= self.log_end_offset:
             raise ValueError(f"log start offset {offset} outside ({self.log_start_offset}, {self.log_end_offset}]")
         self.log_start_offset = offset
-        older = [e for e in self.epochs if e.start_offset <= offset]
-        if older:
-            self.epochs = [LeaderEpochEntry(older[-1].epoch, offset), *self.epochs[len(older):]]
+        self.epochs.truncate_from_start(offset)
 
     def close(self, *, high_watermark: int | None = None) -> None:
         """A clean close (``UnifiedLog.close``): final time index entry, snapshot at the log end, indexes
@@ -414,7 +412,7 @@ class PartitionWriter:
                 out[segment_file_name(seg.base, TXN_INDEX_SUFFIX)] = txn_index.build_txn_index(seg.aborted)
         for offset in sorted(self.snapshots):
             out[segment_file_name(offset, PRODUCER_SNAPSHOT_SUFFIX)] = self.snapshots[offset]
-        out[LEADER_EPOCH_CHECKPOINT] = checkpoint.build_leader_epoch_checkpoint(self.epochs)
+        out[LEADER_EPOCH_CHECKPOINT] = checkpoint.build_leader_epoch_checkpoint(self.epochs.entries)
         out[PARTITION_METADATA] = partition_metadata.build_partition_metadata(self.topic_id)
         return out
 
@@ -457,7 +455,8 @@ class PartitionWriter:
                         or len(seg.index) >= cfg.offset_index_bytes // OFFSET_INDEX_ENTRY
                         or len(seg.times) >= cfg.time_index_bytes // TIME_INDEX_ENTRY):
             seg = self._roll(max(first, self.log_end_offset))
-        self._assign_epoch(leader_epoch, first)
+        if leader_epoch >= 0:
+            self.epochs.assign(leader_epoch, first)
         position = len(seg.log)
         seg.log += data
         if max_ts > seg.max_ts:
@@ -490,15 +489,6 @@ class PartitionWriter:
         self.snapshots[offset] = producer_snapshot.build_producer_snapshot(
             [self.producers[pid].snapshot_entry(pid) for pid in order])
         self.last_snapshot_offset = offset
-
-    def _assign_epoch(self, epoch: int, offset: int) -> None:
-        """``LeaderEpochFileCache.assign``: a new epoch (or an earlier start) replaces the entries it overlaps."""
-        if epoch < 0:
-            return
-        if self.epochs and self.epochs[-1].epoch == epoch and offset >= self.epochs[-1].start_offset:
-            return
-        self.epochs = [e for e in self.epochs if e.epoch < epoch and e.start_offset < offset]
-        self.epochs.append(LeaderEpochEntry(epoch, offset))
 
 
 @dataclass

@@ -1,23 +1,26 @@
 """The dependency direction of DEVELOPERS' layers, enforced on every import in the package.
 
-errors/model -> schema -> reading/writing -> engine -> render -> commands -> cli; the fleet pipeline
-(Spark and local engines) depends only on reading and model, plus the pure engines whose output its
+errors/model -> schema -> storage -> reading/writing -> engine -> render -> commands -> cli; the fleet
+pipeline (Spark and local engines) depends only on reading and model, plus the pure engines whose output its
 ``producers`` and ``findings`` tables are (a second implementation of check or replay would be worse than
-the import), and writing for its Parquet output. Commands may import fleet; nothing else does.
-Only render imports rich; only reading/writing open files.
+the import), storage's rules, and writing for its Parquet output. Commands may import fleet; nothing else
+does. Only render imports rich; only reading/writing open files. ``storage`` holds Kafka's storage rules,
+pure, each written once: it imports only errors, model and schema (and a few pure standard modules), and
+no module outside it defines its own leader-epoch cache.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kafkatool"
 
-RANK = {"errors": 0, "model": 0, "schema": 1, "reading": 2, "writing": 2, "engine": 3, "render": 4,
-        "commands": 5, "cli": 6, "__main__": 7, "__init__": 0, "fleet": 4}
+RANK = {"errors": 0, "model": 0, "schema": 1, "storage": 2, "reading": 3, "writing": 3, "engine": 4, "render": 5,
+        "commands": 6, "cli": 7, "__main__": 8, "__init__": 0, "fleet": 5}
 # Layers a module may import besides those of lower rank.
-EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "writing", "engine"}}
+EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "storage", "writing", "engine"}}
 # Layers that may never be imported by the given layer, whatever the rank.
 FORBIDDEN: dict[str, set[str]] = {"engine": {"reading", "writing"}}
 
@@ -108,3 +111,69 @@ def test_only_reading_and_writing_open_files() -> None:
                 if called in ("open", "read_bytes", "read_text", "write_bytes", "write_text", "mmap"):
                     bad.append(f"{name}:{node.lineno}: {called}()")
     assert not bad, bad
+
+
+# The standard modules storage may use: none of them reads or writes anything.
+PURE_STDLIB = {"__future__", "collections", "collections.abc", "dataclasses", "typing", "enum", "functools",
+               "itertools", "bisect", "math"}
+
+
+def test_storage_imports_only_errors_model_schema_and_pure_stdlib() -> None:
+    bad = []
+    for name, path in modules():
+        if layer_of(name) != "storage":
+            continue
+        for line, target in imports(path):
+            if target.startswith("kafkatool"):
+                if layer_of(target) not in ("errors", "model", "schema", "storage"):
+                    bad.append(f"{name}:{line}: {target}")
+            elif target not in PURE_STDLIB:
+                bad.append(f"{name}:{line}: {target}")
+    assert not bad, bad
+
+
+# A leader-epoch cache, or one of its rules, defined as a class or function of its own.
+EPOCH_CACHE_CLASS = re.compile(r"(?i)epoch\w*cache|^_?epochs$")
+EPOCH_CACHE_RULE = re.compile(r"^_*(cache_)?(assign(_epoch)?|truncate_from_(end|start)|end_offset_for|"
+                              r"drop_entries_from)$")
+
+
+def epoch_cache_definitions(source: str, name: str) -> list[str]:
+    """Classes named like an epoch cache, and functions named like one of its rules, that do not simply hand
+    the work to ``kafkatool.storage.LeaderEpochCache`` (a loop-free body that names it)."""
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.ClassDef) and EPOCH_CACHE_CLASS.search(node.name):
+            found.append(f"{name}:{node.lineno}: class {node.name}")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and EPOCH_CACHE_RULE.match(node.name):
+            inner = list(ast.walk(node))
+            delegates = any(isinstance(n, ast.Name) and n.id == "LeaderEpochCache" for n in inner)
+            loops = any(isinstance(n, ast.For | ast.While | ast.comprehension) for n in inner)
+            if not delegates or loops:
+                found.append(f"{name}:{node.lineno}: def {node.name}")
+    return found
+
+
+def test_epoch_cache_is_defined_only_in_storage() -> None:
+    found = []
+    for name, path in modules():
+        if layer_of(name) != "storage":
+            found += epoch_cache_definitions(path.read_text(), name)
+    assert not found, "define the leader-epoch cache once, in kafkatool.storage.epoch:\n" + "\n".join(found)
+
+
+def test_the_epoch_cache_scan_catches_a_copy() -> None:
+    copies = {
+        "class _Epochs:\n    pass\n": "class _Epochs",
+        "class LeaderEpochFileCache:\n    pass\n": "class LeaderEpochFileCache",
+        "def cache_truncate_from_end(cache, offset):\n    while cache and cache[-1][1] >= offset:\n"
+        "        cache.pop()\n": "def cache_truncate_from_end",
+        "def end_offset_for(epochs, requested, log_end):\n    return -1, -1\n": "def end_offset_for",
+        "class W:\n    def _assign_epoch(self, epoch, offset):\n        self.epochs = [e for e in self.epochs]\n":
+            "def _assign_epoch",
+    }
+    for source, what in copies.items():
+        assert [f for f in epoch_cache_definitions(source, "m") if what in f], source
+    delegating = "def cache_end_offset_for(cache, epoch, leo):\n" \
+                 "    return LeaderEpochCache.from_pairs(cache).end_offset_for(epoch, leo)\n"
+    assert epoch_cache_definitions(delegating, "m") == []
