@@ -3,13 +3,14 @@ then every (candidate leader, follower) pair and every election analysed (``engi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kafkatool.engine.divergence import Batch, Election, Pair, Replica, analyse_election, analyse_pair
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import UnreadableInputError, UsageError
-from kafkatool.model import RecordBatch
+from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.reading.restart_inputs import read_restart_inputs
 
 
@@ -40,11 +41,24 @@ def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replic
     if state.outcome != "loaded" or state.log_end_offset is None:
         raise UnreadableInputError(str(log_dir), f"{partition} does not load: {state.error}")
     part = next(p for p in inputs.log_dir.partitions if p.directory == partition)
-    batches = [Batch(e.base_offset, e.last_offset, e.partition_leader_epoch, e.crc, e.records_count)
-               for s in part.segments for e in s.entries
-               if isinstance(e, RecordBatch) and e.last_offset < state.log_end_offset]
     return Replica(broker, state.log_end_offset, state.high_watermark or 0,
-                   [(e.epoch, e.start_offset) for e in state.leader_epochs], batches)
+                   [(e.epoch, e.start_offset) for e in state.leader_epochs],
+                   _LoadedBatches(part, state.log_end_offset))
+
+
+class _LoadedBatches:
+    """A replica's magic 2 batches below its log end after the load, streamed from its segments each time they
+    are walked (the engine walks them in offset order; nothing per batch is held)."""
+
+    def __init__(self, part: PartitionData, log_end_offset: int) -> None:
+        self.part = part
+        self.log_end_offset = log_end_offset
+
+    def __iter__(self) -> Iterator[Batch]:
+        for s in self.part.segments:
+            for e in s.entries:
+                if isinstance(e, RecordBatch) and e.last_offset < self.log_end_offset:
+                    yield Batch(e.base_offset, e.last_offset, e.partition_leader_epoch, e.crc, e.records_count)
 
 
 def _batch(b: Batch) -> dict[str, int]:

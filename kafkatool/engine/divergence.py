@@ -11,6 +11,7 @@ the replicas' loaded state.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kafkatool.storage import LeaderEpochCache
@@ -37,7 +38,7 @@ class Replica:
     log_end_offset: int
     high_watermark: int
     epochs: list[tuple[int, int]]
-    batches: list[Batch]
+    batches: Iterable[Batch]  # in offset order; re-iterable (real data streams them from the segments)
 
 
 @dataclass
@@ -83,22 +84,24 @@ class Election:
     lost_unacknowledged: list[Batch] = field(default_factory=list)
 
 
-def _epoch_at(batches: list[Batch], offset: int) -> Batch | None:
-    return next((b for b in batches if b.base_offset <= offset <= b.last_offset), None)
-
-
 def divergence(leader: Replica, follower: Replica) -> tuple[int | None, int | None, str]:
-    """(by epoch, by batch CRC, relation): the first offset below both log ends where the logs differ."""
+    """(by epoch, by batch CRC, relation): the first offset below both log ends where the logs differ.
+
+    One merge walk over both logs in offset order: for each follower batch, the leader batch holding its base
+    offset (for the epoch) and the leader batch starting there (for the CRC)."""
     common = min(leader.log_end_offset, follower.log_end_offset)
     by_epoch = by_crc = None
-    lead = {b.base_offset: b for b in leader.batches}
+    lead = iter(leader.batches)
+    cur = next(lead, None)
     for b in follower.batches:
         if b.base_offset >= common:
             break
-        other = _epoch_at(leader.batches, b.base_offset)
-        if by_epoch is None and (other is None or other.epoch != b.epoch):
+        while cur is not None and cur.last_offset < b.base_offset:
+            cur = next(lead, None)
+        covering = cur if cur is not None and cur.base_offset <= b.base_offset else None
+        if by_epoch is None and (covering is None or covering.epoch != b.epoch):
             by_epoch = b.base_offset
-        same = lead.get(b.base_offset)
+        same = covering if covering is not None and covering.base_offset == b.base_offset else None
         if by_crc is None and (same is None or (same.last_offset, same.crc) != (b.last_offset, b.crc)):
             by_crc = b.base_offset
         if by_epoch is not None and by_crc is not None:
@@ -160,14 +163,36 @@ def analyse_pair(leader: Replica, follower: Replica, *, is_current_leader: bool,
     leader_epochs = as_leader(leader, None if is_current_leader else next_epoch)
     offset, rounds = truncate(leader, follower, leader_epochs)
     lost = [b for b in follower.batches if b.last_offset >= offset]
-    on_leader = {(b.base_offset, b.last_offset, b.crc) for b in leader.batches}
+    first = min((b.base_offset for b in lost), default=None)
+    on_leader = set() if first is None else {(b.base_offset, b.last_offset, b.crc) for b in leader.batches
+                                             if b.base_offset >= first}  # only where a lost batch could match
     return Pair(leader.broker, follower.broker, by_epoch, by_crc, relation, offset, rounds, lost,
                 [(b.base_offset, b.last_offset, b.crc) in on_leader for b in lost])
 
 
 def analyse_election(old_leader: Replica, candidate: Replica, *, isr: list[int], old_hw: int) -> Election:
     """Which of the old leader's batches the candidate lacks, below and above the old high watermark."""
-    have = {(b.base_offset, b.last_offset, b.crc) for b in candidate.batches}
-    missing = [b for b in old_leader.batches if (b.base_offset, b.last_offset, b.crc) not in have]
+    missing = _absent(old_leader.batches, candidate.batches)
     return Election(candidate.broker, candidate.broker in isr,
                     [b for b in missing if b.last_offset < old_hw], [b for b in missing if b.last_offset >= old_hw])
+
+
+def _absent(batches: Iterable[Batch], other: Iterable[Batch]) -> list[Batch]:
+    """The batches of ``batches`` that ``other`` does not hold (same offsets and CRC), by one merge walk over
+    both in offset order: only the batches of one base offset are held at a time."""
+    out: list[Batch] = []
+    theirs = iter(other)
+    cur = next(theirs, None)
+    window_base: int | None = None
+    window: set[tuple[int, int]] = set()
+    for b in batches:
+        if b.base_offset != window_base:
+            while cur is not None and cur.base_offset < b.base_offset:
+                cur = next(theirs, None)
+            window_base, window = b.base_offset, set()
+            while cur is not None and cur.base_offset == b.base_offset:
+                window.add((cur.last_offset, cur.crc))
+                cur = next(theirs, None)
+        if (b.last_offset, b.crc) not in window:
+            out.append(b)
+    return out
