@@ -420,7 +420,7 @@ class _Loader:
         self.sizes_before: dict[int, tuple[str, int]] = {}
         self.swap_replaced: set[int] = set()  # bases of the segments a completed swap replaced
         self.swap_sizes: dict[int, int] = {}  # base -> bytes of the .swap segment renamed in
-        self.entries_before: dict[int, list[LogEntry]] = {}
+        self.entries_before: dict[int, Sequence[LogEntry]] = {}
 
     def step(self, action: str, detail: str, **kw: int | str | None) -> None:
         self.steps.append(Step(action, detail, **kw))  # type: ignore[arg-type]

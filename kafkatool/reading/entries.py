@@ -120,25 +120,12 @@ class SegmentEntries(Sequence[LogEntry]):
                     released = pos
                 yield self._make(buf, k)
 
-    def __reversed__(self) -> Iterator[LogEntry]:
-        for k in range(self._hi - 1, self._lo - 1, -1):
-            yield self[k - self._lo]
-
     def spans(self) -> Iterator[tuple[int, int]]:
         """``(position, end)`` of each entry, from the arrays alone (see :func:`kafkatool.model.entry_spans`)."""
         pos, size = self._pos, self._size
         for k in range(self._lo, self._hi):
             p = pos[k]
             yield p, p + size[k]
-
-    def position(self, index: int) -> int:
-        """The file position of entry ``index`` (no read)."""
-        return self._pos[self._lo + index]
-
-    def end(self, index: int) -> int:
-        """One past the last byte of entry ``index`` (no read)."""
-        k = self._lo + index
-        return self._pos[k] + self._size[k]
 
     def _make(self, buf: bytes | memoryview, k: int) -> LogEntry:
         pos = self._pos[k]
