@@ -46,6 +46,7 @@ from kafkatool.schema import log_segment
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.control import CONTROL_KEY_SIZE, parse_control_record
 from kafkatool.schema.varint import read_unsigned_varint
+from kafkatool.storage.java_hash import string_hash_map_order
 
 INT_MAX = 0x7FFFFFFF
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -841,31 +842,6 @@ class _Out:
         return self.dump
 
 
-def java_string_hash(text: str) -> int:
-    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    for unit in struct.unpack(f"<{len(text.encode('utf-16-le')) // 2}H", text.encode("utf-16-le")):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def java_hashmap_order(keys: list[str]) -> list[str]:
-    """The iteration order of a default ``HashMap<String, ?>`` into which ``keys`` were put in order.
-
-    Buckets are visited by index; a bucket keeps insertion order (resizes preserve it).
-    """
-    capacity = 16
-    for size in range(1, len(keys) + 1):
-        if size > capacity * 3 // 4:
-            capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = java_string_hash(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
-
-
 @dataclass
 class _Keyed:
     """A summary entry: the name printed and the map key Kafka used (its absolute path)."""
@@ -918,7 +894,7 @@ class DlsSession:
 
     @staticmethod
     def _ordered(table: dict[str, _Keyed]) -> list[_Keyed]:
-        return [table[k] for k in java_hashmap_order(list(table))]
+        return [table[k] for k in string_hash_map_order(list(table))]
 
     def summary_lines(self) -> list[str]:
         """The stderr lines ``execute`` prints after the last file."""
@@ -1420,7 +1396,6 @@ __all__ = [
     "file_kind",
     "index_lookup",
     "java_file",
-    "java_hashmap_order",
     "java_utf8",
     "kraft_control_json",
     "missing_index_error",

@@ -22,6 +22,7 @@ from kafkatool.schema import group_coordinator as gc
 from kafkatool.schema import metadata_records as mr
 from kafkatool.schema import transaction_log as tl
 from kafkatool.schema.kafka_message import read_message
+from kafkatool.storage.java_hash import scala_hash_set_order
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
 
@@ -80,34 +81,6 @@ def offsets_parser(record: Record) -> tuple[str | None, str | None]:
     if decoded.kind == "group_metadata":
         data = _consumer_members(data)
     return key_text, jackson({"version": str(value["version"]), "data": data})
-
-
-def _java_string_hash(text: str) -> int:
-    h = 0
-    raw = text.encode("utf-16-le")
-    for i in range(0, len(raw), 2):
-        h = (31 * h + int.from_bytes(raw[i:i + 2], "little")) & 0xFFFFFFFF
-    return h
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v & 0x80000000 else v
-
-
-def scala_hash_set_order(partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """Iteration order of a Scala 2.13 ``mutable.HashSet[TopicPartition]`` (``TransactionMetadata.topicPartitions``):
-    buckets by index of the improved ``TopicPartition.hashCode``, ordered by hash inside a bucket."""
-    unique = list(dict.fromkeys(partitions))
-    capacity = 16
-    while len(unique) > capacity * 3 // 4:
-        capacity *= 2
-
-    def improved(tp: tuple[str, int]) -> int:
-        h = _int32(31 * (31 + tp[1]) + _java_string_hash(tp[0]))
-        return _int32(h ^ ((h & 0xFFFFFFFF) >> 16))
-
-    return sorted(unique, key=lambda tp: (improved(tp) & (capacity - 1), improved(tp)))
 
 
 def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:

@@ -21,6 +21,7 @@ from kafkatool.model import (
     RecordBatch,
     decrement_sequence,
 )
+from kafkatool.storage.java_hash import LongHashMapOrder
 
 NUM_BATCHES_TO_RETAIN = 5
 INT32_MAX = 0x7FFFFFFF
@@ -141,44 +142,6 @@ class Anomaly:
     severity: str = "warning"
 
 
-def java_long_hash(value: int) -> int:
-    """``Long.hashCode`` spread the way ``java.util.HashMap`` does, as an unsigned 32-bit int."""
-    v = value & 0xFFFFFFFFFFFFFFFF
-    h = (v ^ (v >> 32)) & 0xFFFFFFFF
-    return h ^ (h >> 16)
-
-
-class JavaLongHashMapOrder:
-    """Iteration order of a ``java.util.HashMap<Long, ?>``: by bucket, then insertion order.
-
-    The table starts at 16 buckets and doubles when the size passes 0.75 of it; ``clear`` keeps the
-    capacity. Snapshot files list producers in this order, so a byte-identical snapshot needs it.
-    """
-
-    def __init__(self) -> None:
-        self.capacity = 16
-        self.keys: dict[int, int] = {}  # key -> insertion sequence
-        self.seq = 0
-
-    def put(self, key: int) -> None:
-        if key in self.keys:
-            return
-        self.keys[key] = self.seq
-        self.seq += 1
-        while len(self.keys) > self.capacity * 0.75:
-            self.capacity *= 2
-
-    def remove(self, key: int) -> None:
-        self.keys.pop(key, None)
-
-    def clear(self) -> None:
-        self.keys.clear()
-
-    def order(self) -> list[int]:
-        mask = self.capacity - 1
-        return sorted(self.keys, key=lambda k: (java_long_hash(k) & mask, self.keys[k]))
-
-
 #: Anomalies of one code listed in full; the rest are counted (``unlisted``), so a log that breaks a rule at
 #: every batch does not make the replay's memory grow with it.
 LISTED_PER_CODE = 1000
@@ -197,7 +160,7 @@ class ProducerStateManager:
         # Kafka never checks their sequences, so neither do we.
         self.client_checks = client_checks
         self.producers: dict[int, ProducerEntry] = {}
-        self.order = JavaLongHashMapOrder()
+        self.order = LongHashMapOrder()
         self.ongoing: dict[int, Transaction] = {}  # first offset -> transaction
         self.transactions: list[Transaction] = []
         self.anomalies: list[Anomaly] = []

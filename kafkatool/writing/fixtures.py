@@ -75,6 +75,7 @@ from kafkatool.schema.filenames import (
 )
 from kafkatool.schema.record_batch import build_records_batch
 from kafkatool.storage import LeaderEpochCache
+from kafkatool.storage.java_hash import long_hash_map_order
 from kafkatool.writing.atomic import write_tree
 
 BASE_TIME = 1_700_000_000_000
@@ -193,26 +194,6 @@ class _Segment:
         last = self.times[-1].timestamp if self.times else -1
         if timestamp > last:
             self.times.append(TimeIndexEntry(timestamp, offset))
-
-
-def java_hash_map_order(keys: Sequence[int]) -> list[int]:
-    """Iteration order of a ``java.util.HashMap<Long, ...>`` filled with ``keys`` in this order, no removals.
-
-    ``ProducerStateManager`` keeps its producers in such a map and ``writeSnapshot`` stores them in its
-    iteration order: bucket ``(h ^ h >>> 16) & (capacity - 1)`` of ``Long.hashCode``, insertion order within a
-    bucket, capacity 16 doubling when the size passes 3/4 of it (tree bins are not modeled).
-    """
-    capacity = 16
-    for size in range(1, len(keys) + 1):
-        if size > capacity * 3 // 4:
-            capacity *= 2
-
-    def bucket(key: int) -> int:
-        k = key & 0xFFFFFFFFFFFFFFFF
-        h = (k ^ (k >> 32)) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 def topic_id_for(topic: str) -> str:
@@ -485,7 +466,7 @@ class PartitionWriter:
         """A snapshot only at a new offset (``lastMapOffset > lastSnapOffset``), producers in HashMap order."""
         if offset <= self.last_snapshot_offset:
             return
-        order = java_hash_map_order(list(self.producers))
+        order = long_hash_map_order(list(self.producers))
         self.snapshots[offset] = producer_snapshot.build_producer_snapshot(
             [self.producers[pid].snapshot_entry(pid) for pid in order])
         self.last_snapshot_offset = offset

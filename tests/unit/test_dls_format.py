@@ -15,6 +15,7 @@ import pytest
 
 from kafkatool.commands.dump_kafka import run_kafka_format
 from kafkatool.engine import dls
+from kafkatool.storage.java_hash import java_string_hash, string_hash_map_order
 from tests.conftest import SHARED, corpus_cases, shared_dir
 
 MODES = {
@@ -106,9 +107,9 @@ def test_java_utf8_matches_the_jdk_on_malformed_input() -> None:
 
 def test_hashmap_order_is_javas() -> None:
     # "Aa" and "BB" collide in Java (same hashCode): a bucket keeps insertion order.
-    assert dls.java_string_hash("Aa") == dls.java_string_hash("BB")
-    assert dls.java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
-    assert dls.java_string_hash("hello") == 99162322
+    assert java_string_hash("Aa") == java_string_hash("BB")
+    assert string_hash_map_order(["BB", "Aa"]) == ["BB", "Aa"]
+    assert java_string_hash("hello") == 99162322
 
 
 def test_summaries_follow_execute() -> None:
