@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
-from kafkatool.engine.check import SEVERITY_RANK, check_broker_identity, check_log_dir
+from kafkatool.engine.check import check_broker_identity, check_log_dir
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogDirData
 from kafkatool.reading.files import read_text
@@ -18,6 +18,7 @@ from kafkatool.reading.logdir import read_log_dir, segment_bytes
 from kafkatool.reading.restart_inputs import read_swaps
 from kafkatool.render.report import render_expectation, render_report
 from kafkatool.render.scan_report import byte_progress, wants_progress
+from kafkatool.storage.severity import SEVERITY_RANK
 
 
 def finding_row(d: Defect, log_dir: str) -> dict[str, Any]:

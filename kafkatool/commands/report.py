@@ -23,7 +23,7 @@ from kafkatool.commands.replay_producers import DEFAULT_TXN_TIMEOUT_MS
 from kafkatool.commands.replay_producers import build_document as replay_document
 from kafkatool.commands.replica_sets import analyse
 from kafkatool.commands.transactions import build_document as transactions_document
-from kafkatool.engine.check import SEVERITY_RANK, check_broker_identity, check_log_dir
+from kafkatool.engine.check import check_broker_identity, check_log_dir
 from kafkatool.engine.replay import replay
 from kafkatool.engine.report import follower_losses, restart_marks, verdict
 from kafkatool.engine.restart import RestartOptions, simulate_restart
@@ -37,6 +37,7 @@ from kafkatool.render.scan_report import byte_progress, wants_progress
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
+from kafkatool.storage.severity import SEVERITY_RANK
 from kafkatool.writing.atomic import prepare_output_file, write_atomic
 
 # Sections contributed by other analyses (e.g. internal topics): each takes the report document and the

@@ -14,11 +14,11 @@ import typer
 
 from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
-from kafkatool.fleet.analyse import SEVERITY_RANK
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.scan_report import byte_progress, render_scan, stage_progress
+from kafkatool.storage.severity import SEVERITY_RANK
 from kafkatool.writing.process_log import process_log_path, stderr_to
 from kafkatool.writing.tables import TableOutput
 

@@ -40,8 +40,7 @@ from kafkatool.schema.filenames import (
     SWAP_SUFFIX,
     offset_from_name,
 )
-
-SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+from kafkatool.storage.severity import SEVERITY_RANK
 
 # Reading defects and the severity they carry in a data directory.
 READ_SEVERITY: dict[str, Severity] = {

@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkatool.model import PartitionData, RecordBatch
+from kafkatool.model import NO_PRODUCER_ID, PartitionData, RecordBatch
 from kafkatool.schema.topic_records import DecodeFn
 
 COMMIT, ABORT = 1, 0
-NO_PRODUCER_ID = -1
 
 
 @dataclass

@@ -56,7 +56,6 @@ FINDING_COLUMNS: tuple[tuple[str, str], ...] = (
     ("severity", "string"), ("code", "string"), ("file", "string"), ("position", "int64"), ("field", "string"),
     ("reason", "string"),
 )
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkatool.fleet.analyse import SEVERITY_RANK
+from kafkatool.storage.severity import SEVERITY_RANK
 
 WORST = 10
 
