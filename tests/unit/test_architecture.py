@@ -17,12 +17,13 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kafkatool"
 
-RANK = {"errors": 0, "model": 0, "schema": 1, "storage": 2, "reading": 3, "writing": 3, "engine": 4, "render": 5,
-        "commands": 6, "cli": 7, "__main__": 8, "__init__": 0, "fleet": 5}
+RANK = {"errors": 0, "model": 0, "schema": 1, "storage": 2, "reading": 3, "writing": 3, "engine": 4, "analysis": 5,
+        "render": 6, "commands": 7, "cli": 8, "__main__": 9, "__init__": 0, "fleet": 6}
 # Layers a module may import besides those of lower rank.
-EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "storage", "writing", "engine"}}
+EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "storage", "writing", "engine",
+                                         "analysis"}}
 # Layers that may never be imported by the given layer, whatever the rank.
-FORBIDDEN: dict[str, set[str]] = {"engine": {"reading", "writing"}}
+FORBIDDEN: dict[str, set[str]] = {"engine": {"reading", "writing"}, "analysis": {"writing"}}
 
 
 def layer_of(module: str) -> str:
