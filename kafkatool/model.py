@@ -19,6 +19,8 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_PARTITION_LEADER_EPOCH = -1
 NO_TIMESTAMP = -1
+MAX_SEQUENCE = 0x7FFFFFFF
+"""Java's ``Integer.MAX_VALUE``: the last sequence before Kafka's sequence arithmetic wraps to 0."""
 
 
 class Compression(Enum):
@@ -142,9 +144,12 @@ class Record:
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
-    """Kafka's ``DefaultRecordBatch.incrementSequence``: sequences wrap at Int32 max to 0."""
-    if sequence > 0x7FFFFFFF - increment:
-        return increment - (0x7FFFFFFF - sequence) - 1
+    """Kafka's ``DefaultRecordBatch.incrementSequence``: sequences wrap at Int32 max to 0.
+
+    Storage's sequence rule (``kafkatool.storage.sequence`` names it, beside its vectorised twin); defined here
+    because :attr:`RecordBatch.last_sequence` and the schema's record decoder, below storage, need it."""
+    if sequence > MAX_SEQUENCE - increment:
+        return increment - (MAX_SEQUENCE - sequence) - 1
     return sequence + increment
 
 
@@ -340,9 +345,10 @@ class ProducerSnapshotEntry:
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
-    """Kafka's ``DefaultRecordBatch.decrementSequence``: the inverse of :func:`increment_sequence`."""
+    """Kafka's ``DefaultRecordBatch.decrementSequence``: the inverse of :func:`increment_sequence` (named in
+    ``kafkatool.storage.sequence`` too)."""
     if sequence < decrement:
-        return 0x7FFFFFFF - (decrement - sequence) + 1
+        return MAX_SEQUENCE - (decrement - sequence) + 1
     return sequence - decrement
 
 

@@ -6,8 +6,9 @@ last one. The range's ``landing`` (where the chain of batches crosses ``stop``) 
 consecutive ranges meet exactly (see :func:`split_points`).
 
 Split points come from the segment's ``.index`` (Kafka's entries are exact batch starts), each confirmed
-by the same header test the resilient walker uses to resynchronise: cheap header checks on three chained
-headers, then the candidate's CRC. An index that is missing, stale or zero-filled simply yields fewer cuts.
+by the same boundary test the resilient walker uses to resynchronise (``storage.boundary``): cheap header
+checks on the candidate and two chained headers, then the candidate's CRC. An index that is missing, stale
+or zero-filled simply yields fewer cuts.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from kafkatool.schema import record_batch as rb
 from kafkatool.schema.control import parse_control_record
 from kafkatool.schema.filenames import offset_from_name
 from kafkatool.schema.log_segment import find_next_batch, walk_log
+from kafkatool.storage.boundary import confirmed_batch_start
+from kafkatool.storage.sequence import increment_sequences
 
 # The batch table's columns, in order, with their Arrow types (the fleet layer builds its schema from this).
 BATCH_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -154,8 +157,7 @@ def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list
     seq = h["base_sequence"].astype(np.int64)
     positions = cols.positions.tolist()
     control = (attrs & rb.CONTROL_FLAG) != 0
-    # Kafka's incrementSequence: past Int32 max the sequence wraps to 0.
-    last_seq = np.where(seq > 0x7FFFFFFF - delta, delta - (0x7FFFFFFF - seq) - 1, seq + delta)
+    last_seq = increment_sequences(seq, delta)  # Kafka's incrementSequence: past Int32 max it wraps to 0
     absent = seq == -1
 
     def nullable(values: np.ndarray, missing: np.ndarray) -> list[Any]:
@@ -238,37 +240,10 @@ def entry_columns(log_dir: str, topic: str, partition: int,
     return out
 
 
-def _plausible_header(buf: bytes | memoryview, pos: int, size: int) -> int | None:
-    """The next position if a v2 batch header at ``pos`` passes the cheap checks, else ``None``."""
-    if pos + rb.HEADER_SIZE > size:
-        return None
-    batch = rb.parse_batch_header(buf, pos)
-    if batch.magic != rb.MAGIC or batch.batch_length < rb.BATCH_OVERHEAD or pos + batch.size_in_bytes > size:
-        return None
-    if batch.attributes & ~0x7F or batch.records_count < 0 or batch.last_offset_delta < batch.records_count - 1:
-        return None
-    if batch.partition_leader_epoch < -1 or batch.base_offset < 0:
-        return None
-    return pos + batch.size_in_bytes
-
-
 def confirmed_boundary(buf: bytes | memoryview, pos: int) -> bool:
-    """Whether ``pos`` is a batch start to trust: three chained plausible headers (or EOF), then a valid CRC."""
-    size = len(buf)
-    cur, last_offset = pos, -1
-    for _ in range(3):
-        if cur == size:
-            break
-        nxt = _plausible_header(buf, cur, size)
-        if nxt is None:
-            return False
-        base = rb.parse_batch_header(buf, cur).base_offset
-        if base <= last_offset:
-            return False
-        last_offset = base
-        cur = nxt
-    head = rb.parse_batch_header(buf, pos)
-    return rb.compute_crc(buf, pos, head.batch_length) == head.crc
+    """Whether ``pos`` is a batch start to trust: storage's one boundary test
+    (:func:`~kafkatool.storage.boundary.confirmed_batch_start`: chained plausible headers, then a valid CRC)."""
+    return confirmed_batch_start(buf, pos, len(buf))
 
 
 #: A range spans at most this many offsets (so at most this many batch rows, held as Python values while a range

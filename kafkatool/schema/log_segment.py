@@ -35,8 +35,13 @@ HEADER_SIZE = rb.HEADER_SIZE
 _LENGTH = struct.Struct(">i")
 
 
-def _plausible_v2(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int] | None:
-    """``(next_pos, last_offset)`` if a believable magic 2 header starts at ``pos``, else ``None``."""
+def plausible_batch_header(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int] | None:
+    """``(next_pos, last_offset)`` if a believable magic 2 header starts at ``pos``, else ``None``.
+
+    The cheap half of the batch-boundary test (what Kafka's ``DefaultRecordBatch`` would accept as a header:
+    magic 2, a known codec, no unknown attribute bits, a length that fits before ``end`` and within
+    :data:`MAX_PLAUSIBLE_BATCH`, a record count its last offset delta covers).
+    """
     if end - pos < rb.HEADER_SIZE:
         return None
     f = rb.HEADER_STRUCT.unpack_from(buf, pos)
@@ -51,18 +56,23 @@ def _plausible_v2(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int
     return pos + rb.LOG_OVERHEAD + length, base_offset + last_delta
 
 
-def _confirmed(buf: bytes | memoryview, pos: int, end: int) -> bool:
-    """A candidate whose CRC holds and whose next headers chain (or that ends the data exactly)."""
-    first = _plausible_v2(buf, pos, end)
+def confirmed_batch_start(buf: bytes | memoryview, pos: int, end: int, chained: int = RESYNC_CONFIRM) -> bool:
+    """The one batch-boundary test: a plausible header at ``pos`` whose next ``chained`` headers are plausible
+    with rising last offsets (or the data ends exactly), and whose CRC holds.
+
+    Used by the walker's resynchronisation search (:func:`find_next_batch`) and by the fleet scan's split points
+    (``reading.batch_scan.confirmed_boundary``); ``kafkatool.storage.boundary`` names it as storage's rule.
+    """
+    first = plausible_batch_header(buf, pos, end)
     if first is None:
         return False
     # The chained headers first: a false candidate with a large plausible length fails them in a few reads,
     # where its CRC would read (and map) every byte it claims.
     nxt, last = first
-    for _ in range(RESYNC_CONFIRM):
+    for _ in range(chained):
         if nxt == end:
             break
-        step = _plausible_v2(buf, nxt, end)
+        step = plausible_batch_header(buf, nxt, end)
         if step is None or step[1] <= last:
             return False
         nxt, last = step
@@ -88,7 +98,7 @@ def find_next_batch(buf: bytes | memoryview, start: int, end: int) -> int | None
         i = chunk.find(b"\x02", at - base, limit)
         while i >= 0:
             cand = base + i - rb.MAGIC_OFFSET
-            if _confirmed(buf, cand, end):
+            if confirmed_batch_start(buf, cand, end):
                 release_pages(buf, at, stop)
                 return cand
             i = chunk.find(b"\x02", i + 1, limit)

@@ -26,6 +26,7 @@ from construct import (
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import (
+    MAX_SEQUENCE,
     NO_SEQUENCE,
     Compression,
     Header,
@@ -197,7 +198,7 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
     out: list[Record] = []
     append = out.append
     rec_type = Record
-    seq_wrap = 0x7FFFFFFF - base_seq  # offset deltas above this wrap the sequence (increment_sequence)
+    seq_wrap = MAX_SEQUENCE - base_seq  # offset deltas above this wrap the sequence (increment_sequence)
     count = batch.records_count
     if count < 0:
         raise DecodeError("records_count", f"negative record count {count}",
