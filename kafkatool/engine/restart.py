@@ -34,17 +34,14 @@ from kafkatool.model import (
     entry_spans,
 )
 from kafkatool.schema.filenames import (
-    CLEANED_SUFFIX,
-    DELETED_SUFFIX,
-    KRAFT_DELETED_SUFFIX,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     SWAP_SUFFIX,
-    offset_from_name,
     segment_file_name,
 )
 from kafkatool.storage import LeaderEpochCache
+from kafkatool.storage.swaps import in_swap_range, sort_temp_files, swap_range
 
 INT32_MAX = 0x7FFFFFFF
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
@@ -431,49 +428,38 @@ class _Loader:
     # -- first passes: stray and swap files
 
     def _stray_and_swaps(self, segs: dict[int, _Seg]) -> None:
+        """``removeTempFilesAndCollectSwapFiles``, then the swap completion of ``LogLoader.load``."""
         d = self.part.directory
-        leftovers = [name.split("/")[-1] for name in self.part.leftovers]
-        cleaned = [n for n in leftovers if n.endswith(CLEANED_SUFFIX)]
-        swaps = [n for n in leftovers if n.endswith(SWAP_SUFFIX)]
-        for n in leftovers:
-            if n.endswith(DELETED_SUFFIX) and not n.endswith(KRAFT_DELETED_SUFFIX):
-                self.step("delete-stray", f"delete {n}: a file already marked for deletion", file=f"{d}/{n}")
-        min_cleaned = min((offset_from_name(n) or 0 for n in cleaned), default=None)
-        valid_swaps = []
-        for n in swaps:
-            off = offset_from_name(n)
-            if min_cleaned is not None and off is not None and off >= min_cleaned:
-                self.step("delete-stray", f"delete {n}: a .swap at or above the lowest .cleaned offset "
-                          f"{min_cleaned} (an incomplete split)", file=f"{d}/{n}")
-            else:
-                valid_swaps.append(n)
-        for n in cleaned:
+        temp = sort_temp_files(name.split("/")[-1] for name in self.part.leftovers)
+        for n in temp.deleted:
+            self.step("delete-stray", f"delete {n}: a file already marked for deletion", file=f"{d}/{n}")
+        for n in temp.incomplete_swaps:
+            self.step("delete-stray", f"delete {n}: a .swap at or above the lowest .cleaned offset "
+                      f"{temp.min_cleaned} (an incomplete split)", file=f"{d}/{n}")
+        for n in temp.cleaned:
             self.step("delete-stray", f"delete {n}: an unfinished cleaner output (.cleaned)", file=f"{d}/{n}")
-        swap_logs = sorted(offset_from_name(n) or 0 for n in valid_swaps if n.endswith(".log" + SWAP_SUFFIX))
-        if not swap_logs:
-            return
-        lo, hi = None, None
+        swap_logs = temp.swap_log_offsets()
+        next_offsets: dict[int, int] = {}
         for off in swap_logs:
             data = self.swaps.get(off)
             if data is None:
                 continue
-            seg = _Seg.of(data)
-            nxt = seg.read_next_offset()
+            nxt = next_offsets[off] = _Seg.of(data).read_next_offset()
             self.step("swap-found", f"{segment_file_name(off, '.log')}{SWAP_SUFFIX} is an interrupted cleaner swap "
                       f"covering offsets [{off}, {nxt}): recoverable by renaming", file=data.log_file, offset=off)
-            lo = off if lo is None else min(lo, off)
-            hi = nxt if hi is None else max(hi, nxt)
-        if lo is None or hi is None:
+        swapped = swap_range(next_offsets)
+        if swapped is None:
             return
+        lo, hi = swapped
         for base in sorted(segs):
-            if lo <= base < hi:
+            if in_swap_range(base, swapped):
                 self.step("swap-delete-replaced", f"delete segment {base} ({segs[base].file} and its indexes): "
                           f"compacted into the swap [{lo}, {hi}) but not yet deleted", file=segs[base].file,
                           offset=base)
                 del segs[base]
                 self.swap_replaced.add(base)
         for off in sorted(self.disk.files):
-            if lo <= off < hi:
+            if in_swap_range(off, swapped):
                 self.disk.delete(off, f"inside the swapped range [{lo}, {hi})", "snapshot-remove")
         for off in swap_logs:
             data = self.swaps.get(off)

@@ -1,10 +1,8 @@
 """The log as Kafka's ``LogLoader`` assembles it from an interrupted cleaner swap: pure, shared by the commands
-that replay a partition's log.
+that replay a partition's log (``check``, ``replay-producers``, the fleet scan).
 
-``LogLoader.removeTempFilesAndCollectSwapFiles`` keeps a ``.log.swap`` file unless its offset is at or above the
-lowest ``.cleaned`` file's (an incomplete split); ``LogLoader.load`` then deletes every segment whose base offset
-lies in ``[lowest swap base, highest swap next offset)`` (compacted into the swap but not yet deleted) and renames
-the swap files into place. A segment the cleaner already renamed ``.deleted`` is gone either way.
+The rules (which swaps survive, the swapped range, what it replaces) are :mod:`kafkatool.storage.swaps`; this
+module applies them to decoded segments. A segment the cleaner already renamed ``.deleted`` is gone either way.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kafkatool.model import PartitionData, SegmentData
-from kafkatool.schema.filenames import CLEANED_SUFFIX, offset_from_name
+from kafkatool.storage.swaps import in_swap_range, is_incomplete_split, min_cleaned_offset, swap_range
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,16 +30,14 @@ def _next_offset(seg: SegmentData) -> int:
 
 def plan_swaps(part: PartitionData, swaps: dict[int, SegmentData]) -> SwapPlan | None:
     """What the load does with ``part``'s ``.swap`` segments (``None`` when there is none to rename in)."""
-    cleaned = [offset_from_name(n.split("/")[-1]) for n in part.leftovers if n.endswith(CLEANED_SUFFIX)]
-    lowest_cleaned = min((c for c in cleaned if c is not None), default=None)
+    lowest_cleaned = min_cleaned_offset(n.split("/")[-1] for n in part.leftovers)
     valid = {base: seg for base, seg in swaps.items() if seg.log_file
-             and (lowest_cleaned is None or base < lowest_cleaned)}
-    if not valid:
+             and not is_incomplete_split(base, lowest_cleaned)}
+    swapped = swap_range({base: _next_offset(seg) for base, seg in valid.items()})
+    if swapped is None:
         return None
-    low = min(valid)
-    high = max(_next_offset(seg) for seg in valid.values())
-    replaced = tuple(s.base_offset for s in part.segments if low <= s.base_offset < high)
-    return SwapPlan(tuple(sorted(valid)), replaced, low, high)
+    replaced = tuple(s.base_offset for s in part.segments if in_swap_range(s.base_offset, swapped))
+    return SwapPlan(tuple(sorted(valid)), replaced, *swapped)
 
 
 def log_after_swaps(part: PartitionData, swaps: dict[int, SegmentData]) -> tuple[PartitionData, SwapPlan | None]:
