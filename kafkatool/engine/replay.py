@@ -1,17 +1,18 @@
 """Replaying a partition's producer state from its log, checked against its ``.snapshot`` files.
 
-Drives :class:`~kafkatool.engine.producer_state.ProducerStateManager` over a
-:class:`~kafkatool.model.PartitionData`: from the log start or from a snapshot (as Kafka does on
-restart), up to the end or an offset; compares the state with every snapshot file met on the way and
-the aborted transactions with each segment's ``.txnindex``.
+Drives :class:`~kafkatool.engine.producer_state.CheckedProducerState` (storage's ``ProducerStateManager``
+with the anomaly checks) over a :class:`~kafkatool.model.PartitionData`: from the log start or from a
+snapshot (as Kafka does on restart), up to the end or an offset; compares the state with every snapshot file
+met on the way and the aborted transactions with each segment's ``.txnindex``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafkatool.engine.producer_state import Anomaly, ProducerStateManager, Transaction
+from kafkatool.engine.producer_state import Anomaly, CheckedProducerState
 from kafkatool.model import PartitionData, ProducerSnapshotEntry, RecordBatch, SnapshotData
+from kafkatool.storage.producer_state import Transaction
 
 COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 SNAPSHOT_FIELDS = ("producer_epoch", "last_sequence", "last_offset", "offset_delta", "timestamp",
@@ -22,7 +23,7 @@ SNAPSHOT_FIELDS = ("producer_epoch", "last_sequence", "last_offset", "offset_del
 class ReplayResult:
     """The state after a replay, the transactions met, and every anomaly."""
 
-    manager: ProducerStateManager
+    manager: CheckedProducerState
     start_offset: int
     start_snapshot: str | None
     end_offset: int
@@ -77,7 +78,7 @@ def diff_snapshot(got: list[ProducerSnapshotEntry], want: list[ProducerSnapshotE
     return out
 
 
-def _check_txn_indexes(part: PartitionData, manager: ProducerStateManager, start: int) -> list[Anomaly]:
+def _check_txn_indexes(part: PartitionData, manager: CheckedProducerState, start: int) -> list[Anomaly]:
     out: list[Anomaly] = []
     aborted = {(t.producer_id, t.last_offset): t for t in manager.transactions if t.aborted}
     for seg in part.segments:
@@ -119,7 +120,7 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
     start_snap = _start(part, from_snapshot)
     start = start_snap.offset if start_snap else (part.segments[0].base_offset if part.segments else 0)
     topic = part.topic_partition.topic if part.topic_partition else ""
-    manager = ProducerStateManager(start, client_checks=topic not in COORDINATOR_TOPICS)
+    manager = CheckedProducerState(start, client_checks=topic not in COORDINATOR_TOPICS)
     if start_snap is not None and start_snap.snapshot is not None:
         manager.load_snapshot(start_snap.snapshot.entries, start_snap.offset)
     result = ReplayResult(manager, start, start_snap.file if start_snap else None, start)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from kafkatool.cli import app
-from kafkatool.engine.producer_state import LISTED_PER_CODE, ProducerStateManager
+from kafkatool.engine.producer_state import LISTED_PER_CODE
+from kafkatool.engine.producer_state import CheckedProducerState as ProducerStateManager
 from kafkatool.model import Record, RecordBatch
 from kafkatool.schema.record_batch import build_records_batch, parse_batch_header
 
