@@ -9,7 +9,8 @@ import typer.core
 
 from kafkatool import __version__
 from kafkatool.commands.help_style import ManStyleCommand
-from kafkatool.schema import codecs
+from kafkatool.reading.context import reset_limits, set_limits
+from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, ReadLimits
 
 # Subcommands and their modules, in the order --help lists them. A run imports only the module of the
 # subcommand it names (interpreter start-up is most of a small run's time); ``app`` has them all.
@@ -54,15 +55,19 @@ def _version(value: bool) -> None:
 
 
 def root(
+    ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
     max_decompressed_bytes: Annotated[int, typer.Option(
         "--max-decompressed-bytes", metavar="N", min=1, envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
         help="Refuse to inflate any compressed batch or wrapper beyond N bytes (a decompression-bomb "
-        "defect instead), for every subcommand.")] = codecs.DEFAULT_MAX_OUTPUT,
+        "defect instead), for every subcommand.")] = DEFAULT_MAX_OUTPUT,
 ) -> None:
     """Forensic toolkit for Apache Kafka broker data directories."""
-    codecs.set_max_output(max_decompressed_bytes)
+    # The run's read limits, current until the command ends (reading functions resolve them when a command
+    # passes none; the scan's plan carries them to its workers).
+    token = set_limits(ReadLimits(max_decompressed_bytes))
+    ctx.call_on_close(lambda: reset_limits(token))
 
 
 class _LazyRoot(typer.core.TyperGroup):

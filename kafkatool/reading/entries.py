@@ -19,37 +19,45 @@ from typing import overload
 
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Compression, LegacyBatch, LogEntry, RecordBatch
+from kafkatool.reading.context import resolve
 from kafkatool.reading.files import mapped
 from kafkatool.schema import legacy
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.log_segment import RELEASE_EVERY, read_entry_at, release_pages
 
 _CRC_UNCHECKED, _CRC_VALID, _CRC_INVALID = 0, 1, 2
 
 
-def complete_entry(item: LogEntry, buf: bytes | memoryview, *, deep: bool = False) -> DecodeError | None:
+def complete_entry(item: LogEntry, buf: bytes | memoryview, *, deep: bool = False,
+                   limits: ReadLimits | None = None) -> DecodeError | None:
     """Finish a walked entry as a partition read keeps it: a control batch's records decoded (to match abort
     markers with ``.txnindex``), a legacy wrapper's inner messages (Kafka's ``baseOffset()`` of a wrapper is its
-    first inner offset, so offset continuity needs them). Returns the decoding failure, if any."""
+    first inner offset, so offset continuity needs them), within ``limits`` (the current ones when ``None``).
+    Returns the decoding failure, if any."""
     try:
         if isinstance(item, RecordBatch) and item.records is None and (item.is_control or deep):
-            item.records = rb.decode_records(item, rb.records_payload(buf, item))
+            item.records = rb.decode_records(item, rb.records_payload(buf, item),
+                                             max_output=resolve(limits).max_decompressed_bytes)
         elif isinstance(item, LegacyBatch) and item.records is None and (
                 deep or item.compression is not Compression.NONE):
-            item.records = legacy.inner_records(item)
+            item.records = legacy.inner_records(item, max_output=resolve(limits).max_decompressed_bytes)
     except DecodeError as err:
         return err
     return None
 
 
 class SegmentEntries(Sequence[LogEntry]):
-    """The entries one walk of ``path`` found, in file order; see the module docstring."""
+    """The entries one walk of ``path`` found, in file order; see the module docstring. Re-reads decode within
+    the ``limits`` of the read that made them (the current ones when ``None``), whenever they happen."""
 
-    __slots__ = ("_crc", "_deep", "_hi", "_lo", "_max_ts", "_path", "_pos", "_size")
+    __slots__ = ("_crc", "_deep", "_hi", "_limits", "_lo", "_max_ts", "_path", "_pos", "_size")
 
-    def __init__(self, path: str | Path, *, deep: bool = False, file_size: int = 1 << 63) -> None:
+    def __init__(self, path: str | Path, *, deep: bool = False, file_size: int = 1 << 63,
+                 limits: ReadLimits | None = None) -> None:
         self._path = str(path)
         self._deep = deep
+        self._limits = resolve(limits)
         # Kafka's segments are under 2 GiB: 4-byte positions, unless the file is larger than that can hold.
         self._pos = array("I" if file_size < 1 << 32 else "q")
         self._size = array("I")
@@ -71,6 +79,7 @@ class SegmentEntries(Sequence[LogEntry]):
     def _view(self, lo: int, hi: int) -> SegmentEntries:
         out = SegmentEntries.__new__(SegmentEntries)
         out._path, out._deep, out._pos, out._size, out._crc = self._path, self._deep, self._pos, self._size, self._crc
+        out._limits = self._limits
         out._lo, out._hi = lo, max(lo, hi)
         out._max_ts = self._max_ts if (out._lo, out._hi) == (0, len(self._pos)) else None
         return out
@@ -135,7 +144,7 @@ class SegmentEntries(Sequence[LogEntry]):
         entry = read_entry_at(buf, pos, deep=self._deep)
         flag = self._crc[k]
         entry.crc_valid = None if flag == _CRC_UNCHECKED else flag == _CRC_VALID
-        complete_entry(entry, buf, deep=self._deep)
+        complete_entry(entry, buf, deep=self._deep, limits=self._limits)
         return entry
 
     def __repr__(self) -> str:

@@ -20,6 +20,7 @@ from kafkatool.model import (
     SegmentData,
     SnapshotData,
 )
+from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import SegmentEntries, complete_entry
 from kafkatool.reading.files import list_dir, mapped, read_bytes
 from kafkatool.reading.inventory import looks_like_partition_dir
@@ -33,6 +34,7 @@ from kafkatool.schema import (
     time_index,
     txn_index,
 )
+from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     CLEAN_SHUTDOWN,
     CLEANER_OFFSET_CHECKPOINT,
@@ -63,26 +65,31 @@ def _decode(defects: list[Defect], name: str, code: str, fn: Callable[[bytes], o
         return None
 
 
-def _read_segment(seg: SegmentData, path: Path, deep: bool = False) -> None:
-    """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``).
+def _read_segment(seg: SegmentData, path: Path, deep: bool = False, limits: ReadLimits | None = None) -> None:
+    """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``),
+    within ``limits`` (the current ones when ``None``).
 
     The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use."""
+    limits = resolve(limits)
     with mapped(path) as buf:
-        entries = SegmentEntries(path, deep=deep, file_size=len(buf))
-        for item in walk_log(buf, seg.log_file, deep=deep):
+        entries = SegmentEntries(path, deep=deep, file_size=len(buf), limits=limits)
+        for item in walk_log(buf, seg.log_file, deep=deep, max_output=limits.max_decompressed_bytes):
             if isinstance(item, Defect):
                 seg.defects.append(item)
                 continue
-            err = complete_entry(item, buf, deep=deep)
+            err = complete_entry(item, buf, deep=deep, limits=limits)
             if err is not None:
                 seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
             entries.append(item)
     seg.entries = entries
 
 
-def read_partition(directory: Path, label: str, *, deep: bool = False) -> PartitionData:
+def read_partition(directory: Path, label: str, *, deep: bool = False,
+                   limits: ReadLimits | None = None) -> PartitionData:
     """Read every file of a partition directory. ``label`` prefixes file names in defects; ``deep`` decodes
-    every record of the segments (for the internal topics' records), not only control batches'."""
+    every record of the segments (for the internal topics' records), not only control batches'; ``limits``
+    bound the decoding (the current ones when ``None``)."""
+    limits = resolve(limits)
     parsed = parse_partition_dir(directory.name)
     part = PartitionData(label, parsed[0] if parsed else None, parsed[1] if parsed else "")
     segments: dict[int, SegmentData] = {}
@@ -105,7 +112,7 @@ def read_partition(directory: Path, label: str, *, deep: bool = False) -> Partit
         if kind is FileKind.LOG and offset is not None:
             seg = segment(offset)
             seg.log_file, seg.log_size = name(p), p.stat().st_size
-            _read_segment(seg, p, deep)
+            _read_segment(seg, p, deep, limits)
         elif kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX) and offset is not None:
             data = read_bytes(p)
             seg = segment(offset)
@@ -159,14 +166,17 @@ def read_log_dir_shell(path: str | Path) -> tuple[LogDirData, list[Path]]:
     return data, partition_dirs
 
 
-def read_log_dir(path: str | Path, on_partition: Callable[[int], None] | None = None) -> LogDirData:
+def read_log_dir(path: str | Path, on_partition: Callable[[int], None] | None = None, *,
+                 limits: ReadLimits | None = None) -> LogDirData:
     """Read a log dir, or a single partition directory (then the log-dir files are simply absent).
 
-    ``on_partition(n)`` is called after each partition with the bytes of its segments (for a progress bar)."""
+    ``on_partition(n)`` is called after each partition with the bytes of its segments (for a progress bar);
+    ``limits`` bound the decoding (the current ones when ``None``)."""
+    limits = resolve(limits)
     data, partition_dirs = read_log_dir_files(path)
     data.partitions = []
     for p in partition_dirs:
-        data.partitions.append(read_partition(p, p.name))
+        data.partitions.append(read_partition(p, p.name, limits=limits))
         if on_partition is not None:
             on_partition(sum(s.log_size for s in data.partitions[-1].segments))
     return data
@@ -258,9 +268,11 @@ def read_log_dir_files(path: str | Path) -> tuple[LogDirData, list[Path]]:
     return data, partition_dirs
 
 
-def partition_with_high_watermark(directory: Path) -> tuple[PartitionData, int | None]:
-    """A partition directory, and its high watermark from the parent log dir's checkpoint if there is one."""
-    part = read_partition(directory, directory.name)
+def partition_with_high_watermark(directory: Path, *,
+                                  limits: ReadLimits | None = None) -> tuple[PartitionData, int | None]:
+    """A partition directory (read within ``limits``, the current ones when ``None``), and its high watermark
+    from the parent log dir's checkpoint if there is one."""
+    part = read_partition(directory, directory.name, limits=limits)
     hw_file = directory.parent / REPLICATION_OFFSET_CHECKPOINT
     if part.topic_partition is None or not hw_file.is_file():
         return part, None

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Defect, PartitionData, RecordBatch
+from kafkatool.reading.context import resolve
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.log import read_log
 from kafkatool.reading.logdir import read_partition
+from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     BOOTSTRAP_CHECKPOINT,
     EPOCH_DIGITS,
@@ -59,10 +61,11 @@ def find_metadata_partition(path: str | Path) -> Path:
     return found[0]
 
 
-def read_metadata_files(directory: Path) -> MetadataFiles:
-    """The partition (segments, shallow), its snapshot file names, quorum-state and the log dir's bootstrap."""
+def read_metadata_files(directory: Path, *, limits: ReadLimits | None = None) -> MetadataFiles:
+    """The partition (segments, shallow), its snapshot file names, quorum-state and the log dir's bootstrap
+    (``limits``: the decoding's, the current ones when ``None``)."""
     label = directory.name
-    files = MetadataFiles(directory, read_partition(directory, label))
+    files = MetadataFiles(directory, read_partition(directory, label, limits=resolve(limits)))
     for p in list_dir(directory):
         if not p.is_file():
             continue
@@ -112,9 +115,11 @@ def kafka_snapshot_path(name: str) -> SnapshotFile | None:
     return SnapshotFile(name, SnapshotId(offset, epoch), suffix)
 
 
-def read_meta_batches(path: Path, label: str, limit: int | None = None) -> tuple[list[MetaBatch], list[Defect]]:
-    """Every raft batch of a segment or snapshot file (only its first ``limit`` bytes), records decoded."""
-    entries, defects = read_log(path, deep=True, max_bytes=limit, label=label)
+def read_meta_batches(path: Path, label: str, limit: int | None = None, *,
+                      limits: ReadLimits | None = None) -> tuple[list[MetaBatch], list[Defect]]:
+    """Every raft batch of a segment or snapshot file (only its first ``limit`` bytes), records decoded within
+    ``limits`` (the current ones when ``None``)."""
+    entries, defects = read_log(path, deep=True, max_bytes=limit, label=label, limits=resolve(limits))
     batches: list[MetaBatch] = []
     for e in entries:
         if not isinstance(e, RecordBatch):

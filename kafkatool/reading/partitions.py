@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkatool.model import Defect, PartitionData
+from kafkatool.reading.context import resolve
 from kafkatool.reading.logdir import read_log_dir_files, read_partition
+from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
@@ -41,9 +43,11 @@ class LocatedPartition:
         return self.data.topic_partition.partition if self.data.topic_partition else -1
 
 
-def read_partitions(paths: Iterable[str], deep_topics: frozenset[str]) -> tuple[list[LocatedPartition], list[Defect]]:
+def read_partitions(paths: Iterable[str], deep_topics: frozenset[str], *,
+                    limits: ReadLimits | None = None) -> tuple[list[LocatedPartition], list[Defect]]:
     """Every live partition directory of ``paths`` (log dirs or partition directories), and the log-dir level
-    defects met (unreadable checkpoints)."""
+    defects met (unreadable checkpoints). ``limits`` bound the decoding (the current ones when ``None``)."""
+    limits = resolve(limits)
     found: list[LocatedPartition] = []
     defects: list[Defect] = []
     for path in paths:
@@ -61,6 +65,6 @@ def read_partitions(paths: Iterable[str], deep_topics: frozenset[str]) -> tuple[
             if parsed is None or parsed[1] is not DirState.LIVE:
                 continue
             tp = parsed[0]
-            part = read_partition(d, d.name, deep=tp.topic in deep_topics)
+            part = read_partition(d, d.name, deep=tp.topic in deep_topics, limits=limits)
             found.append(LocatedPartition(str(path), part, hws.get(tp), starts.get(tp)))
     return found, defects

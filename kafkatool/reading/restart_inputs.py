@@ -13,9 +13,11 @@ from pathlib import Path
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import LogDirData, SegmentData
+from kafkatool.reading.context import resolve
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.logdir import OFFSET_CHECKPOINTS, _read_segment, read_log_dir
 from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index, txn_index
+from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     CLEAN_SHUTDOWN,
     INDEX_SUFFIX,
@@ -37,8 +39,11 @@ class RestartInputs:
     single_partition: bool = False
 
 
-def read_swap_segments(directory: Path, label: str) -> dict[int, SegmentData]:
-    """The ``.swap`` files of a partition directory, decoded as segments named without the suffix."""
+def read_swap_segments(directory: Path, label: str, *,
+                       limits: ReadLimits | None = None) -> dict[int, SegmentData]:
+    """The ``.swap`` files of a partition directory, decoded as segments named without the suffix (within
+    ``limits``, the current ones when ``None``)."""
+    limits = resolve(limits)
     out: dict[int, SegmentData] = {}
     for p in list_dir(directory):
         if not p.is_file() or not p.name.endswith(SWAP_SUFFIX):
@@ -51,7 +56,7 @@ def read_swap_segments(directory: Path, label: str) -> dict[int, SegmentData]:
         name = f"{label}/{p.name}" if label else p.name
         if plain.endswith(LOG_SUFFIX):
             seg.log_file, seg.log_size = name, p.stat().st_size
-            _read_segment(seg, p)
+            _read_segment(seg, p, limits=limits)
         elif plain.endswith(INDEX_SUFFIX):
             data = read_bytes(p)
             seg.index_file, seg.index_size = name, len(data)
@@ -66,16 +71,18 @@ def read_swap_segments(directory: Path, label: str) -> dict[int, SegmentData]:
     return out
 
 
-def read_swaps(data: LogDirData) -> dict[str, dict[int, SegmentData]]:
+def read_swaps(data: LogDirData, *, limits: ReadLimits | None = None) -> dict[str, dict[int, SegmentData]]:
     """The ``.swap`` segments of each partition of ``data`` (read by :func:`read_log_dir`) that has any, by
     partition directory: what ``check`` needs to see the log as Kafka's load assembles it."""
+    limits = resolve(limits)
     root = Path(data.path)
     out: dict[str, dict[int, SegmentData]] = {}
     for part in data.partitions:
         if not any(name.endswith(SWAP_SUFFIX) for name in part.leftovers):
             continue
         lone = root.name == part.directory and not (root / part.directory).is_dir()
-        out[part.directory] = read_swap_segments(root if lone else root / part.directory, part.directory)
+        out[part.directory] = read_swap_segments(root if lone else root / part.directory, part.directory,
+                                                 limits=limits)
     return out
 
 
@@ -93,10 +100,12 @@ def _parent_files(data: LogDirData, parent: Path) -> None:
         data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(marker))
 
 
-def read_restart_inputs(path: str | Path, on_partition: Callable[[int], None] | None = None) -> RestartInputs:
+def read_restart_inputs(path: str | Path, on_partition: Callable[[int], None] | None = None, *,
+                        limits: ReadLimits | None = None) -> RestartInputs:
     """Everything Kafka's start-up reads for the log dir (or partition directory) at ``path``
-    (``on_partition``: see :func:`read_log_dir`)."""
-    data = read_log_dir(path, on_partition)
+    (``on_partition``, ``limits``: see :func:`read_log_dir`)."""
+    limits = resolve(limits)
+    data = read_log_dir(path, on_partition, limits=limits)
     root = Path(path)
     single = len(data.partitions) == 1 and data.partitions[0].directory == root.name \
         and parse_partition_dir(root.name) is not None and not (root / data.partitions[0].directory).is_dir()
@@ -105,6 +114,6 @@ def read_restart_inputs(path: str | Path, on_partition: Callable[[int], None] | 
         _parent_files(data, root.parent)
     for part in data.partitions:
         directory = root if single else root / part.directory
-        inputs.swaps[part.directory] = read_swap_segments(directory, part.directory)
+        inputs.swaps[part.directory] = read_swap_segments(directory, part.directory, limits=limits)
     return inputs
 

@@ -19,8 +19,10 @@
 Decompression is bounded by ``max_output``: no codec inflates more than a bounded overshoot past it
 before failing, so a hostile payload cannot exhaust memory. Kafka itself has no such bound (a batch is as
 large as ``message.max.bytes`` allows compressed); the default, ``DEFAULT_MAX_OUTPUT`` (64 MiB), is far above
-what a real batch inflates to, and the command line changes it for the whole process
-(``kafkatool --max-decompressed-bytes N``, see :func:`set_max_output`). Every failure is a
+what a real batch inflates to. The cap is always a parameter, never a process-wide setting: a read carries
+its :class:`ReadLimits` (the command line's ``kafkatool --max-decompressed-bytes N`` builds one, see
+:mod:`kafkatool.reading.context`) down to the decoders, which take its ``max_decompressed_bytes`` as their
+``max_output`` (``None``: the default). Every failure is a
 :class:`~kafkatool.errors.CodecError` on field ``records``, positioned in the compressed payload when
 the position is known; no library exception escapes.
 """
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import dataclass
 
 import cramjam
 import xxhash
@@ -78,31 +81,39 @@ ZSTD_FEED_MIN = 64
 ZSTD_FEED_MAX = 64 << 10
 
 _ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
-_configured_max_output = DEFAULT_MAX_OUTPUT
+
+RECORD_COST = 256  # what one decoded record costs in memory, roughly, counted against the decompression cap
 
 
-def set_max_output(limit: int) -> None:
-    """Set the decompression cap used when a caller passes none (the CLI's ``--max-decompressed-bytes``)."""
-    global _configured_max_output
-    if limit < 1:
-        raise ValueError(f"the decompression cap must be positive, not {limit}")
-    _configured_max_output = limit
+@dataclass(frozen=True, slots=True)
+class ReadLimits:
+    """The bounds of one read, passed explicitly from the command line (or a scan's plan) down to the decoders.
+
+    ``max_decompressed_bytes`` caps what one compressed batch or legacy wrapper may inflate to, and with it the
+    records one batch may decode into (each counted at :data:`RECORD_COST` bytes, see
+    :func:`check_decoded_budget`). Kafka has no such bound; it is ours, against decompression bombs. A plain
+    value (picklable): the fleet hands it to worker processes and Spark executors with each unit of work.
+    """
+
+    max_decompressed_bytes: int = DEFAULT_MAX_OUTPUT
+
+    def __post_init__(self) -> None:
+        if self.max_decompressed_bytes < 1:
+            raise ValueError(f"the decompression cap must be positive, not {self.max_decompressed_bytes}")
 
 
-def max_output_limit() -> int:
-    """The decompression cap in force: :data:`DEFAULT_MAX_OUTPUT` unless :func:`set_max_output` changed it."""
-    return _configured_max_output
+DEFAULT_LIMITS = ReadLimits()
 
 
 def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
                max_output: int | None = None) -> bytes:
     """Decompress a batch (or legacy wrapper) payload as Kafka reads it; never more than ``max_output`` bytes
-    (the configured cap, :func:`max_output_limit`, when ``None``).
+    (:data:`DEFAULT_MAX_OUTPUT` when ``None``; a read passes its :attr:`ReadLimits.max_decompressed_bytes`).
 
     ``magic`` matters for lz4 only (the magic 0 descriptor checksum is ignored, as Kafka does).
     """
     if max_output is None:
-        max_output = _configured_max_output
+        max_output = DEFAULT_MAX_OUTPUT
     raw = bytes(data)
     try:
         if codec is Compression.NONE:
@@ -124,16 +135,14 @@ def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
     raise CodecError(FIELD, f"unknown compression codec {codec!r}")
 
 
-RECORD_COST = 256  # what one decoded record costs in memory, roughly, counted against the decompression cap
-
-
 def check_decoded_budget(size: int, records: int, max_output: int | None, position: int) -> None:
     """Refuse decompressed data whose ``records`` decoded records would cost more memory than the cap.
 
     A few KiB of compressed payload can inflate to millions of 7-byte records, each a Python object of a few
-    hundred bytes: the cap bounds the decompressed bytes plus ``RECORD_COST`` per record they can hold.
+    hundred bytes: the cap (``max_output``, :data:`DEFAULT_MAX_OUTPUT` when ``None``) bounds the decompressed
+    bytes plus ``RECORD_COST`` per record they can hold.
     """
-    cap = _configured_max_output if max_output is None else max_output
+    cap = DEFAULT_MAX_OUTPUT if max_output is None else max_output
     if size + records * RECORD_COST > cap:
         raise CodecError(FIELD, f"{records} records in {size} decompressed bytes would take more than {cap} bytes "
                          "to decode (refused; see --max-decompressed-bytes)", position)

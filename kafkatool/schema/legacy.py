@@ -185,7 +185,8 @@ def inner_records(entry: LegacyBatch, *, max_output: int | None = None) -> list[
     """Records of a shallow entry, as Kafka iterates an ``AbstractLegacyRecordBatch``.
 
     An uncompressed entry is its own single record. A wrapper is decompressed (at most ``max_output``
-    bytes) and its inner messages returned with absolute offsets and Kafka's timestamps (see the module
+    bytes, the read's :attr:`~kafkatool.schema.codecs.ReadLimits.max_decompressed_bytes`; the default cap
+    when ``None``) and its inner messages returned with absolute offsets and Kafka's timestamps (see the module
     notes). Failures are :class:`DecodeError` (:class:`CodecError` for the codec) positioned in the
     entry's buffer: at the value for codec and inner-set failures. zstd wrappers, which Kafka refuses
     for magic < 2, are decoded.

@@ -1,0 +1,50 @@
+"""The limits of the reads in progress: one place where a reading function finds them when its caller gave none.
+
+Reading functions take ``limits: ReadLimits | None`` and pass ``resolve(limits).max_decompressed_bytes`` down to
+the schema decoders explicitly; below this layer nothing looks limits up. ``None`` means "the limits this run was
+started with": the command line sets them once (``kafkatool --max-decompressed-bytes N``, see
+:func:`using_limits`) so that commands need not carry them through every call, and the fleet sets them around
+each unit of work from its plan (in worker processes and Spark executors, which never saw the command line).
+A :class:`~contextvars.ContextVar`, not a module global: a scope ends with its ``with`` block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+
+from kafkatool.schema.codecs import DEFAULT_LIMITS, ReadLimits
+
+_LIMITS: ContextVar[ReadLimits] = ContextVar("kafkatool_read_limits", default=DEFAULT_LIMITS)
+
+
+def current_limits() -> ReadLimits:
+    """The limits in force: those of the innermost :func:`using_limits` (or :func:`set_limits`), else the
+    defaults."""
+    return _LIMITS.get()
+
+
+def resolve(limits: ReadLimits | None) -> ReadLimits:
+    """``limits`` when given, else :func:`current_limits`: what a reading function does with its parameter."""
+    return limits if limits is not None else _LIMITS.get()
+
+
+def set_limits(limits: ReadLimits) -> Token[ReadLimits]:
+    """Make ``limits`` current until :func:`reset_limits` with the token returned (the CLI's root callback)."""
+    return _LIMITS.set(limits)
+
+
+def reset_limits(token: Token[ReadLimits]) -> None:
+    """Restore the limits that were current before the :func:`set_limits` that returned ``token``."""
+    _LIMITS.reset(token)
+
+
+@contextmanager
+def using_limits(limits: ReadLimits) -> Iterator[ReadLimits]:
+    """Make ``limits`` current inside the ``with`` block (a unit of fleet work, a test)."""
+    token = _LIMITS.set(limits)
+    try:
+        yield limits
+    finally:
+        _LIMITS.reset(token)
