@@ -26,6 +26,7 @@ from kafkatool.model import (
 )
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_raft_control_message, raft_message_class
 from kafkatool.schema.topic_records import DecodedRecord, DecodeFn
+from kafkatool.storage.codecs import CODEC_BITS, CODEC_LABEL_BY_BITS
 
 Row = dict[str, Any]
 DECODERS = ("utf8", "hex", "base64", "json", "none")
@@ -109,7 +110,6 @@ def record_row(r: Record, *, key_decoder: str | None, value_decoder: str | None,
     return row
 
 
-CODEC_LABELS = ("none", "gzip", "snappy", "lz4", "zstd")
 TIMESTAMP_LABELS = ("CreateTime", "LogAppendTime")
 
 
@@ -134,7 +134,7 @@ def entry_row(e: LogEntry, *, key_decoder: str | None = None, value_decoder: str
             "count": e.records_count,
             "size": e.batch_length + 12,
             "magic": e.magic,
-            "compression": CODEC_LABELS[codec] if codec < 5 else f"unknown({codec})",
+            "compression": CODEC_LABEL_BY_BITS[codec],
             "timestamp_type": TIMESTAMP_LABELS[(attrs >> 3) & 1],
             "base_timestamp": e.base_timestamp,
             "max_timestamp": None if e.max_timestamp == -1 else e.max_timestamp,
@@ -156,13 +156,6 @@ def entry_row(e: LogEntry, *, key_decoder: str | None = None, value_decoder: str
     return row
 
 
-def _codec(e: LogEntry) -> str:
-    try:
-        return e.compression.label
-    except ValueError:
-        return f"unknown({e.attributes & 0x07})"
-
-
 def _legacy_row(e: LegacyBatch) -> Row:
     return {
         "type": "batch",
@@ -172,7 +165,7 @@ def _legacy_row(e: LegacyBatch) -> Row:
         "count": len(e.records) if e.records is not None else (e.inner_span[1] if e.inner_span else None),
         "size": e.size_in_bytes,
         "magic": e.magic,
-        "compression": _codec(e),
+        "compression": CODEC_LABEL_BY_BITS[e.attributes & CODEC_BITS],
         "timestamp_type": e.timestamp_type.label,
         "base_timestamp": None,
         "max_timestamp": _opt(e.max_timestamp),

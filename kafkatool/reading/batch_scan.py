@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from kafkatool.errors import DecodeError, UnreadableInputError
-from kafkatool.model import Compression, Defect, LegacyBatch, RecordBatch, TimestampType
+from kafkatool.model import Defect, LegacyBatch, RecordBatch, TimestampType
 from kafkatool.reading.columns import SegmentColumns, scan_buffer
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
@@ -31,6 +31,7 @@ from kafkatool.schema.control import parse_control_record
 from kafkatool.schema.filenames import offset_from_name
 from kafkatool.schema.log_segment import find_next_batch, walk_log
 from kafkatool.storage.boundary import confirmed_batch_start
+from kafkatool.storage.codecs import KNOWN_CODEC_BY_BITS
 from kafkatool.storage.sequence import increment_sequences
 
 # The batch table's columns, in order, with their Arrow types (the fleet layer builds its schema from this).
@@ -111,10 +112,9 @@ def scan_range_or_nothing(unit: SegmentRange) -> BatchColumns:
         return BatchColumns(landing=unit.stop)
 
 
-_CODEC_LABEL = {c.value: c.label for c in Compression}
 _TIMESTAMP_LABEL = (TimestampType.CREATE_TIME.label, TimestampType.LOG_APPEND_TIME.label)
 # The same lookups as arrays, indexed by the attribute bits of a whole column at once.
-_CODEC_BY_BITS = np.array([_CODEC_LABEL.get(c) for c in range(rb.CODEC_MASK + 1)], dtype=object)
+_CODEC_BY_BITS = np.array(KNOWN_CODEC_BY_BITS, dtype=object)
 _TIMESTAMP_BY_BIT = np.array(_TIMESTAMP_LABEL, dtype=object)
 
 
@@ -129,7 +129,7 @@ def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[
         epoch, pid, pepoch, seq = e.partition_leader_epoch, e.producer_id, e.producer_epoch, e.base_sequence
         return (
             e.position, e.base_offset, e.base_offset + e.last_offset_delta, e.batch_length + rb.LOG_OVERHEAD,
-            e.magic, _CODEC_LABEL.get(attrs & rb.CODEC_MASK), e.crc, e.crc_valid, None if epoch == -1 else epoch,
+            e.magic, KNOWN_CODEC_BY_BITS[attrs & rb.CODEC_MASK], e.crc, e.crc_valid, None if epoch == -1 else epoch,
             None if pid == -1 else pid, None if pepoch == -1 else pepoch, None if seq == -1 else seq,
             None if seq == -1 else e.last_sequence, bool(attrs & rb.TRANSACTIONAL_FLAG), control,
             _control_type(buf, e) if control else None, _TIMESTAMP_LABEL[(attrs & rb.TIMESTAMP_TYPE_FLAG) != 0],
