@@ -24,9 +24,7 @@ exception messages) and the caller is expected to name files relative to where t
 
 from __future__ import annotations
 
-import base64
 import posixpath
-import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -42,10 +40,12 @@ from kafkatool.model import (
     RecordBatch,
     increment_sequence,
 )
-from kafkatool.schema import log_segment
+from kafkatool.schema import file_records, log_segment
 from kafkatool.schema import record_batch as rb
-from kafkatool.schema.control import CONTROL_KEY_SIZE, parse_control_record
-from kafkatool.schema.varint import read_unsigned_varint
+from kafkatool.schema.control import is_transaction_marker_key, parse_control_record
+from kafkatool.schema.java import JavaException, java_utf8
+from kafkatool.schema.kraft_control import read_kraft_control
+from kafkatool.schema.producer_snapshot import snapshot_corruption
 from kafkatool.storage.java_hash import string_hash_map_order
 
 INT_MAX = 0x7FFFFFFF
@@ -126,88 +126,6 @@ def java_parse_int(text: str) -> int:
     return value
 
 
-def _cont(b: int) -> bool:
-    return b & 0xC0 == 0x80
-
-
-def java_utf8(data: bytes) -> str:
-    """``new String(bytes, UTF_8)``: malformed input replaced by U+FFFD exactly as the JDK decoder does.
-
-    Valid UTF-8 decodes as in Python. The JDK differs from Python's ``errors="replace"`` on encoded
-    surrogates (one U+FFFD for three bytes) and on some truncated sequences at the end.
-    """
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    out: list[str] = []
-    n = len(data)
-    sp = 0
-    repl = "\ufffd"
-    while sp < n:
-        b1 = data[sp]
-        if b1 < 0x80:
-            out.append(chr(b1))
-            sp += 1
-        elif 0xC2 <= b1 <= 0xDF:
-            if sp + 1 < n and _cont(data[sp + 1]):
-                out.append(chr(((b1 & 0x1F) << 6) | (data[sp + 1] & 0x3F)))
-                sp += 2
-            else:
-                out.append(repl)
-                sp += 1
-        elif 0xE0 <= b1 <= 0xEF:
-            if sp + 2 < n:
-                b2, b3 = data[sp + 1], data[sp + 2]
-                if (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2) or not _cont(b3):
-                    out.append(repl)
-                    sp += 1 if (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2) else 2
-                else:
-                    c = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
-                    out.append(repl if 0xD800 <= c <= 0xDFFF else chr(c))
-                    sp += 3
-                continue
-            if sp + 1 < n and ((b1 == 0xE0 and data[sp + 1] & 0xE0 == 0x80) or not _cont(data[sp + 1])):
-                out.append(repl)
-                sp += 1
-                continue
-            out.append(repl)
-            break
-        elif 0xF0 <= b1 <= 0xF7:
-            if sp + 3 < n:
-                b2, b3, b4 = data[sp + 1], data[sp + 2], data[sp + 3]
-                uc = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
-                if not _cont(b2) or not _cont(b3) or not _cont(b4) or not 0x10000 <= uc <= 0x10FFFF:
-                    out.append(repl)
-                    if (b1 > 0xF4 or (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
-                            or (b1 == 0xF4 and b2 & 0xF0 != 0x80) or not _cont(b2)):
-                        sp += 1
-                    elif not _cont(b3):
-                        sp += 2
-                    else:
-                        sp += 3
-                else:
-                    out.append(chr(uc))
-                    sp += 4
-                continue
-            if b1 > 0xF4 or (sp + 1 < n and (
-                    (b1 == 0xF0 and not 0x90 <= data[sp + 1] <= 0xBF)
-                    or (b1 == 0xF4 and data[sp + 1] & 0xF0 != 0x80) or not _cont(data[sp + 1]))):
-                out.append(repl)
-                sp += 1
-                continue
-            if sp + 2 < n and not _cont(data[sp + 2]):
-                out.append(repl)
-                sp += 2
-                continue
-            out.append(repl)
-            break
-        else:
-            out.append(repl)
-            sp += 1
-    return "".join(out)
-
-
 # --- FileRecords / FileLogInputStream -------------------------------------------------------------
 
 
@@ -261,13 +179,12 @@ class FileRecordsView:
                 raise DlsError(f"Failed to read `log header` from file channel `{self.label}`. Expected to read "
                                f"{HEADER_SIZE_UP_TO_MAGIC} bytes, but reached end of file after reading "
                                f"{max(0, file_len - pos)} bytes. Started read from position {pos}.")
-            offset, size = struct.unpack_from(">qi", buf, pos)
+            offset, size, magic = file_records.read_entry_head(buf, pos)
             if size < RECORD_OVERHEAD_V0:
                 raise DlsError(f"Found record size {size} smaller than minimum record overhead "
                                f"({RECORD_OVERHEAD_V0}) in file {self.label}.")
             if pos > end - LOG_OVERHEAD - size:
                 return
-            magic = struct.unpack_from(">b", buf, pos + rb.MAGIC_OFFSET)[0]
             batch = FileBatch(self, offset, magic, pos, size)
             pos += batch.size_in_bytes
             yield batch
@@ -301,11 +218,9 @@ class FileBatch:
     def header(self) -> RecordBatch:
         """The 61-byte ``DefaultRecordBatch`` header (Kafka reads it whatever the batch size)."""
         if self._header is None:
-            buf = self.file_records.buf
-            if self.position + RECORD_BATCH_OVERHEAD > len(buf):
+            self._header = file_records.read_batch_header(self.file_records.buf, self.position)
+            if self._header is None:
                 raise self._load_error()
-            fields = rb.HEADER_STRUCT.unpack_from(buf, self.position)
-            self._header = rb.header_from_tuple(self.position, fields)
         return self._header
 
     def legacy(self) -> LegacyBatch:
@@ -392,152 +307,10 @@ class FileBatch:
             return
         if header.records_count < 0:
             raise DlsError(f"Found invalid record count {header.records_count} in magic v{self.magic} batch")
-        buf = self.file_records.buf
-        view = buf if isinstance(buf, memoryview) else memoryview(buf)  # type: ignore[arg-type]
-        payload = view[self.position + RECORD_BATCH_OVERHEAD:self.position + self.size_in_bytes]
-        compressed = header.attributes & 0x07 != 0
         try:
-            decoded = rb.decode_records(header, payload)
-        except DecodeError as err:
-            if compressed:
-                raise DlsError(err.reason) from None
-            # Replay the batch with Kafka's reader to stop at the same record with the same message.
-            yield from _java_records(header, bytes(payload))
-            return
-        yield from decoded
-
-
-class _Underflow(Exception):
-    """``BufferUnderflowException``."""
-
-
-class _IllegalArgument(Exception):
-    """``IllegalArgumentException`` (a varint too long, a slice past the end)."""
-
-
-def _j_uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    """``ByteUtils.readUnsignedVarint`` as a Java int (5 bytes at most)."""
-    result = 0
-    for i in range(5):
-        if pos >= len(data):
-            raise _Underflow
-        b = data[pos]
-        pos += 1
-        if i == 4:
-            signed = b - 256 if b & 0x80 else b
-            result = (result | (signed << 28)) & 0xFFFFFFFF
-            if signed < 0:
-                raise _IllegalArgument("Varint is too long, the most significant bit in the 5th byte is set, "
-                                       f"converted value: {result:x}")
-            break
-        result |= (b & 0x7F) << (7 * i)
-        if not b & 0x80:
-            break
-    return (result - (1 << 32) if result & 0x80000000 else result), pos
-
-
-def _j_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """``ByteUtils.readVarint``: zig-zag over a 32-bit int."""
-    raw, pos = _j_uvarint(data, pos)
-    raw &= 0xFFFFFFFF
-    value = (raw >> 1) ^ -(raw & 1)
-    return value, pos
-
-
-def _j_varlong(data: bytes, pos: int) -> tuple[int, int]:
-    """``ByteUtils.readVarlong``: zig-zag over a 64-bit long (10 bytes at most)."""
-    value = 0
-    shift = 0
-    while True:
-        if pos >= len(data):
-            raise _Underflow
-        b = data[pos]
-        pos += 1
-        if not b & 0x80:
-            break
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if shift > 63:
-            value &= 0xFFFFFFFFFFFFFFFF
-            raise _IllegalArgument(f"Varlong is too long, most significant bit in the 10th byte is set, "
-                                   f"converted value: {value:x}")
-    value = (value | (b << shift)) & 0xFFFFFFFFFFFFFFFF
-    return (value >> 1) ^ -(value & 1), pos
-
-
-def _j_bytes(data: bytes, pos: int, length: int) -> tuple[bytes | None, int]:
-    """``Utils.readBytes``: null for a negative length, a slice past the end is illegal."""
-    if length < 0:
-        return None, pos
-    if length > len(data) - pos:
-        raise _IllegalArgument
-    return data[pos:pos + length], pos + length
-
-
-def _java_records(header: RecordBatch, data: bytes) -> Iterator[Record]:
-    """``DefaultRecordBatch``'s uncompressed ``RecordIterator`` and ``DefaultRecord.readFrom``, with their
-    exception messages, for batches the schema layer rejects.
-    """
-    from kafkatool.model import Header
-
-    log_append = header.max_timestamp if header.attributes & 0x08 else None
-    pos = 0
-    count = header.records_count
-    for n in range(1, count + 1):
-        try:
-            size, pos = _j_varint(data, pos)
-        except _Underflow:
-            raise DlsError("Incorrect declared batch size, premature EOF reached") from None
-        except _IllegalArgument as err:
-            raise DlsError(str(err)) from None
-        if len(data) - pos < size:
-            raise DlsError(f"Invalid record size: expected {size} bytes in record payload, but instead the buffer "
-                           f"has only {len(data) - pos} remaining bytes.")
-        try:
-            start = pos
-            if pos >= len(data):
-                raise _Underflow
-            attributes = data[pos] - 256 if data[pos] & 0x80 else data[pos]
-            pos += 1
-            ts_delta, pos = _j_varlong(data, pos)
-            off_delta, pos = _j_varint(data, pos)
-            key_size, pos = _j_varint(data, pos)
-            key, pos = _j_bytes(data, pos, key_size)
-            value_size, pos = _j_varint(data, pos)
-            value, pos = _j_bytes(data, pos, value_size)
-            header_count, pos = _j_varint(data, pos)
-            if header_count < 0:
-                raise DlsError(f"Found invalid number of record headers {header_count}")
-            if header_count > len(data) - pos:
-                raise DlsError(f"Found invalid number of record headers. {header_count} is larger than the "
-                               "remaining size of the buffer")
-            headers = []
-            for _ in range(header_count):
-                hk_size, pos = _j_varint(data, pos)
-                if hk_size < 0:
-                    raise DlsError(f"Invalid negative header key size {hk_size}")
-                hkey, pos = _j_bytes(data, pos, hk_size)
-                hv_size, pos = _j_varint(data, pos)
-                hvalue, pos = _j_bytes(data, pos, hv_size)
-                headers.append(Header(hkey or b"", hvalue))
-            if pos - start != size:
-                raise DlsError(f"Invalid record size: expected to read {size} bytes in record payload, but instead "
-                               f"read {pos - start}")
-        except (_Underflow, _IllegalArgument):
-            raise DlsError("Found invalid record structure") from None
-        offset = header.base_offset + off_delta
-        if n == count and pos != len(data):
-            raise DlsError("Incorrect declared batch size, records still remaining in file")
-        sequence = increment_sequence(header.base_sequence, off_delta) if header.base_sequence >= 0 else NO_SEQUENCE
-        timestamp = log_append if log_append is not None else header.base_timestamp + ts_delta
-        yield Record(offset=offset, timestamp=_long(timestamp), key=key, value=value, headers=tuple(headers),
-                     sequence=sequence, attributes=attributes, offset_delta=off_delta, timestamp_delta=ts_delta)
-
-
-def _long(value: int) -> int:
-    """Java ``long`` overflow."""
-    value &= 0xFFFFFFFFFFFFFFFF
-    return value - (1 << 64) if value >> 63 else value
+            yield from file_records.batch_records(header, self.file_records.buf, self.position, self.size_in_bytes)
+        except JavaException as err:
+            raise DlsError(err.message) from None
 
 
 def _legacy_record_valid(record: Record) -> bool:
@@ -598,162 +371,41 @@ def layout_for(version: str) -> KafkaLayout | None:
 # --- KRaft control records: the generated JSON converters ------------------------------------------
 
 
-class _Reader:
-    """``ByteBufferAccessor`` over a control record value (flexible versions: compact types)."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def _take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise DlsError(None)  # BufferUnderflowException
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
-
-    def uint16(self) -> int:
-        return struct.unpack(">H", self._take(2))[0]
-
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
-
-    def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
-
-    def uvarint(self) -> int:
-        try:
-            value, self.pos = read_unsigned_varint(self.data, self.pos)
-        except DecodeError as err:
-            raise DlsError(err.reason) from None
-        return value
-
-    def uuid(self) -> str:
-        return base64.urlsafe_b64encode(self._take(16)).decode("ascii").rstrip("=")
-
-    def compact_string(self, name: str) -> str:
-        length = self.uvarint() - 1
-        if length < 0:
-            raise DlsError(f"non-nullable field {name} was serialized as null")
-        return java_utf8(self._take(length))
-
-    def compact_array(self, name: str, item: Callable[[], dict[str, Any]]) -> list[dict[str, Any]]:
-        length = self.uvarint() - 1
-        if length < 0:
-            raise DlsError(f"non-nullable field {name} was serialized as null")
-        return [item() for _ in range(length)]
-
-    def tagged_fields(self) -> None:
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self._take(self.uvarint())
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
-def _json(value: Any) -> str:
-    """Jackson's compact serialization of the converter's tree (field order kept)."""
+def jackson(value: Any) -> str:
+    """Jackson's compact ``JsonNode.toString`` of a converter's tree (field order kept, non-ASCII as is)."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return java_bool(value)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return _json_string(value)
+        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 0x20 else c) for c in value) + '"'
     if isinstance(value, list):
-        return "[" + ",".join(_json(v) for v in value) + "]"
-    return "{" + ",".join(f"{_json_string(k)}:{_json(v)}" for k, v in value.items()) + "}"
+        return "[" + ",".join(jackson(v) for v in value) + "]"
+    return "{" + ",".join(f"{jackson(k)}:{jackson(v)}" for k, v in value.items()) + "}"
 
 
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def _json_string(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        if ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _leader_change(r: _Reader) -> dict[str, Any]:
-    version = r.int16()
-    leader = r.int32()
-
-    def voter() -> dict[str, Any]:
-        v = {"voterId": r.int32()}
-        r.tagged_fields()
-        return v
-
-    voters = r.compact_array("voters", voter)
-    granting = r.compact_array("grantingVoters", voter)
-    r.tagged_fields()
-    if version >= 1:  # written at the record's own version; read at version 0, so the ids are the zero UUID
-        for v in voters + granting:
-            v["voterDirectoryId"] = "AAAAAAAAAAAAAAAAAAAAAA"
-    return {"version": version, "leaderId": leader, "voters": voters, "grantingVoters": granting}
-
-
-def _snapshot_header(r: _Reader) -> dict[str, Any]:
-    out = {"version": r.int16(), "lastContainedLogTimestamp": r.int64()}
-    r.tagged_fields()
-    return out
-
-
-def _snapshot_footer(r: _Reader) -> dict[str, Any]:
-    out = {"version": r.int16()}
-    r.tagged_fields()
-    return out
-
-
-def _kraft_version(r: _Reader) -> dict[str, Any]:
-    out = {"version": r.int16(), "kRaftVersion": r.int16()}
-    r.tagged_fields()
-    return out
-
-
-def _voters(r: _Reader) -> dict[str, Any]:
-    version = r.int16()
-
-    def endpoint() -> dict[str, Any]:
-        out = {"name": r.compact_string("name"), "host": r.compact_string("host"), "port": r.uint16()}
-        r.tagged_fields()
-        return out
-
-    def voter() -> dict[str, Any]:
-        out: dict[str, Any] = {"voterId": r.int32(), "voterDirectoryId": r.uuid()}
-        out["endpoints"] = r.compact_array("endpoints", endpoint)
-        feature = {"minSupportedVersion": r.int16(), "maxSupportedVersion": r.int16()}
-        r.tagged_fields()
-        out["kRaftVersionFeature"] = feature
-        r.tagged_fields()
-        return out
-
-    voters = r.compact_array("voters", voter)
-    r.tagged_fields()
-    return {"version": version, "voters": voters}
-
-
-KRAFT_CONTROL_PRINTERS: dict[int, tuple[str, Callable[[_Reader], dict[str, Any]]]] = {
-    2: (" LeaderChange: ", _leader_change),
-    3: (" SnapshotHeader ", _snapshot_header),
-    4: (" SnapshotFooter ", _snapshot_footer),
-    5: (" KRaftVersion ", _kraft_version),
-    6: (" KRaftVoters ", _voters),
+KRAFT_CONTROL_PRINTERS: dict[int, str] = {
+    2: " LeaderChange: ",
+    3: " SnapshotHeader ",
+    4: " SnapshotFooter ",
+    5: " KRaftVersion ",
+    6: " KRaftVoters ",
 }
+"""What ``printControlRecord`` prints before each KRaft control record's JSON."""
 
 
 def kraft_control_json(control_type: int, value: bytes | None) -> str:
     """The text ``printControlRecord`` appends for a KRaft control record (types 2 to 6)."""
-    prefix, reader = KRAFT_CONTROL_PRINTERS[control_type]
-    if value is None:
-        raise DlsError(None)
-    return prefix + _json(reader(_Reader(value)))
+    prefix = KRAFT_CONTROL_PRINTERS[control_type]
+    try:
+        return prefix + jackson(read_kraft_control(control_type, value))
+    except JavaException as err:
+        raise DlsError(err.message) from None
 
 
 CONTROL_TYPE_NAMES = {2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION",
@@ -766,8 +418,7 @@ def _control_text(record: Record, layout: KafkaLayout = DEFAULT_LAYOUT) -> str:
     key = record.key
     if key is None:
         raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "key" is null')
-    marker_key = len(key) >= CONTROL_KEY_SIZE and key[0] < 0x80 and key[2:4] in (b"\0\0", b"\0\1")
-    if marker_key and record.value is None:
+    if is_transaction_marker_key(key) and record.value is None:
         raise DlsError('Cannot invoke "java.nio.ByteBuffer.remaining()" because "value" is null')
     try:
         control = parse_control_record(key, record.value)
@@ -1314,42 +965,6 @@ def dump_txn_index(path: str, entries: list[AbortedTxn] | None) -> FileDump:
     return out.finish()
 
 
-SNAPSHOT_ENTRIES_OFFSET = 6  # version (2) + crc (4): the CRC covers everything after
-SNAPSHOT_ENTRY_SIZE = 46
-SNAPSHOT_VERSIONS = (1, 1)
-
-
-def snapshot_corruption(data: bytes) -> str | None:
-    """The ``CorruptSnapshotException`` message ``ProducerStateManager.readSnapshot`` throws, or ``None``.
-
-    Models the checks in order: the version (inside the schema-validation wrapper), the generated
-    reader's array checks and buffer underflows (null messages), then the CRC-32C over the entries.
-    """
-    import crc32c
-
-    wrap = "Snapshot failed schema validation: "
-    if len(data) < 2:
-        return wrap + "null"
-    version = struct.unpack_from(">h", data, 0)[0]
-    if not SNAPSHOT_VERSIONS[0] <= version <= SNAPSHOT_VERSIONS[1]:
-        return wrap + f"Snapshot contained an unknown file version {version}"
-    if len(data) < 10:
-        return wrap + "null"
-    crc, count = struct.unpack_from(">Ii", data, 2)
-    remaining = len(data) - 10
-    if count < 0:
-        return wrap + "non-nullable field producerEntries was serialized as null"
-    if count > remaining:
-        return wrap + (f"Tried to allocate a collection of size {count}, but there are only {remaining} "
-                       "bytes remaining.")
-    if remaining < count * SNAPSHOT_ENTRY_SIZE:
-        return wrap + "null"
-    computed = crc32c.crc32c(data[SNAPSHOT_ENTRIES_OFFSET:])
-    if computed != crc:
-        return f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: {computed}"
-    return None
-
-
 def snapshot_entry_line(entry: ProducerSnapshotEntry, layout: KafkaLayout = DEFAULT_LAYOUT) -> str:
     """One producer of ``dumpProducerIdSnapshot`` (batch metadata only when a last offset is stored)."""
     txn_first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None
@@ -1395,6 +1010,7 @@ __all__ = [
     "dump_txn_index",
     "file_kind",
     "index_lookup",
+    "jackson",
     "java_file",
     "java_utf8",
     "kraft_control_json",

@@ -15,34 +15,16 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from kafkatool.engine.dls import DlsError, KafkaLayout
+from kafkatool.engine.dls import DlsError, KafkaLayout, jackson
 from kafkatool.errors import DecodeError
 from kafkatool.model import Record
 from kafkatool.schema import group_coordinator as gc
 from kafkatool.schema import metadata_records as mr
 from kafkatool.schema import transaction_log as tl
-from kafkatool.schema.kafka_message import read_message
+from kafkatool.schema.kafka_message import read_message, version_prefix
 from kafkatool.storage.java_hash import scala_hash_set_order
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def jackson(value: Any) -> str:
-    """Jackson's compact ``JsonNode.toString`` of the converter's tree (field order kept, non-ASCII as is)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 0x20 else c) for c in value) + '"'
-    if isinstance(value, list):
-        return "[" + ",".join(jackson(v) for v in value) + "]"
-    return "{" + ",".join(f"{jackson(k)}:{jackson(v)}" for k, v in value.items()) + "}"
-
 
 def _consumer_members(data: dict[str, Any]) -> dict[str, Any]:
     """``prepareGroupMetadataValue``: members' subscription/assignment decoded when the protocol type is
@@ -65,7 +47,7 @@ def offsets_parser(record: Record) -> tuple[str | None, str | None]:
     if record.key is None:
         raise DlsError(f"Failed to decode message at offset {record.offset} using offset topic decoder "
                           "(message had a missing key)")
-    rtype = int.from_bytes(record.key[:2], "big", signed=True) if len(record.key) >= 2 else None
+    rtype = version_prefix(record.key)
     if rtype is not None and rtype not in gc.RECORD_TYPES:
         return f"Unknown record type {rtype} at offset {record.offset}, skipping.", None
     decoded = gc.decode(record.key, record.value)
@@ -85,9 +67,9 @@ def offsets_parser(record: Record) -> tuple[str | None, str | None]:
 
 def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
     """``TransactionLog.formatRecordKeyAndValue``."""
-    if record.key is None or len(record.key) < 2:
+    version = version_prefix(record.key)
+    if version is None:
         raise DlsError("java.nio.BufferUnderflowException")
-    version = int.from_bytes(record.key[:2], "big", signed=True)
     if version != 0:
         return f"unknown::version={version}", None
     try:
@@ -97,7 +79,7 @@ def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
     key = f"transaction_metadata::transactionalId={tid}"
     if record.value is None:
         return key, "<DELETE>"
-    value_version = int.from_bytes(record.value[:2], "big", signed=True) if len(record.value) >= 2 else None
+    value_version = version_prefix(record.value)
     if value_version is None or not tl.TRANSACTION_LOG_VALUE.supports(value_version):
         raise DlsError(f"Unknown version {value_version} from the transaction log message value")
     try:
@@ -122,7 +104,7 @@ def transaction_log_json_parser(record: Record) -> tuple[str | None, str | None]
     if record.key is None:
         raise DlsError(f"Failed to decode message at offset {record.offset} using transaction log decoder "
                        "(message had a missing key)")
-    version = int.from_bytes(record.key[:2], "big", signed=True) if len(record.key) >= 2 else None
+    version = version_prefix(record.key)
     if version != 0:
         return f"Unknown record type {version} at offset {record.offset}, skipping.", None
     try:
@@ -130,7 +112,9 @@ def transaction_log_json_parser(record: Record) -> tuple[str | None, str | None]
         key_text = jackson({"type": "0", "data": key})
         if record.value is None:
             return key_text, "<DELETE>"
-        value_version = int.from_bytes(record.value[:2], "big", signed=True) if len(record.value) >= 2 else -1
+        value_version = version_prefix(record.value)
+        if value_version is None:
+            value_version = -1
         data = read_message(tl.TRANSACTION_LOG_VALUE, record.value, value_version, 2)[0]
     except DecodeError as err:
         return f"Error at offset {record.offset}, skipping. {err.reason}", None

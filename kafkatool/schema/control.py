@@ -58,6 +58,16 @@ def parse_control_record(key: bytes | None, value: bytes | None) -> ControlRecor
     return ControlRecord(version, ctype, name, value_version=vversion, coordinator_epoch=epoch, value=value)
 
 
+def is_transaction_marker_key(key: bytes) -> bool:
+    """Whether ``key`` is a COMMIT or ABORT key with a valid (non-negative) version: the records whose value
+    Kafka reads as an ``EndTransactionMarker`` (``ControlRecordType.parse`` then ``EndTransactionMarker``)."""
+    if len(key) < CONTROL_KEY_SIZE:
+        return False
+    version = int.from_bytes(key[0:2], "big", signed=True)
+    ctype = int.from_bytes(key[2:4], "big", signed=True)
+    return version >= 0 and ctype in TRANSACTION_MARKERS
+
+
 _VOTER = (Field("VoterId", "int32"), Field("VoterDirectoryId", "uuid", "1+"))
 RAFT_CONTROL_MESSAGES: dict[int, Message] = {
     ControlType.LEADER_CHANGE.value: Message("LeaderChangeMessage", "0-1", (

@@ -317,6 +317,13 @@ def read_message(message: Message, data: bytes | memoryview, version: int, start
     return values, r.pos
 
 
+def version_prefix(data: bytes | None) -> int | None:
+    """The int16 version a coordinator record's key or value starts with; ``None`` for a null or shorter one."""
+    if data is None or len(data) < VERSION_PREFIX:
+        return None
+    return int(_LENGTH16.unpack_from(data, 0)[0])
+
+
 def read_part(message: Message, version: int, data: bytes, part: str) -> dict[str, Any]:
     """A coordinator record's key or value (``part``): ``message`` at ``version`` after the 2-byte version prefix
     of ``data``, with every field of the version (absent tagged fields at their defaults, as the record objects

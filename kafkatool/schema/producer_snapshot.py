@@ -94,6 +94,36 @@ def parse_producer_snapshot(data: bytes | memoryview) -> ProducerSnapshot:
     return ProducerSnapshot(version, crc, compute_crc(data) == crc, entries)
 
 
+def snapshot_corruption(data: bytes | memoryview) -> str | None:
+    """The ``CorruptSnapshotException`` message ``ProducerStateManager.readSnapshot`` throws for ``data``, or
+    ``None`` when Kafka reads it.
+
+    Models its checks in order: the version (inside the schema-validation wrapper), the generated reader's array
+    checks and buffer underflows (null messages), then the CRC-32C over everything after the CRC field.
+    """
+    wrap = "Snapshot failed schema validation: "
+    if len(data) < CRC_OFFSET:
+        return wrap + "null"
+    version = VERSION_STRUCT.unpack_from(data, 0)[0]
+    if version not in SUPPORTED_VERSIONS:
+        return wrap + f"Snapshot contained an unknown file version {version}"
+    if len(data) < HEADER_SIZE:
+        return wrap + "null"
+    _, crc, count = HEADER_STRUCT.unpack_from(data, 0)
+    remaining = len(data) - HEADER_SIZE
+    if count < 0:
+        return wrap + "non-nullable field producerEntries was serialized as null"
+    if count > remaining:
+        return wrap + (f"Tried to allocate a collection of size {count}, but there are only {remaining} "
+                       "bytes remaining.")
+    if remaining < count * ENTRY_SIZE:
+        return wrap + "null"
+    computed = compute_crc(data)
+    if computed != crc:
+        return f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: {computed}"
+    return None
+
+
 def trailing_bytes(data: bytes | memoryview) -> int:
     """Bytes after the declared entries (Kafka ignores them; they still count in the CRC)."""
     if len(data) < HEADER_SIZE:
