@@ -3,64 +3,14 @@ the partitions found in the same log dirs, and a warning for offsets outside a p
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from kafkatool.analysis.groups import groups_document
 from kafkatool.commands.common import OutputFormat, run_guarded
-from kafkatool.engine.groups import PartitionEnds, group_rows, offset_rows, replay_offsets
-from kafkatool.engine.replay import replay
-from kafkatool.errors import ExitCode, UsageError
-from kafkatool.reading.partitions import LocatedPartition, read_partitions
+from kafkatool.errors import ExitCode
 from kafkatool.render.groups_report import render_groups
-from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
-from kafkatool.schema.topic_records import decoder_named
-
-
-def _ends(p: LocatedPartition) -> PartitionEnds:
-    """A data partition's log start (Kafka's: the checkpoint, at least the first segment's base), log end, high
-    watermark (clamped to the log as Kafka clamps it at load) and last stable offset (replayed)."""
-    data = p.data
-    first = data.segments[0].base_offset if data.segments else 0
-    start = max(first, p.checkpoint_log_start or 0)
-    leo = data.log_end_offset
-    hw = None if p.high_watermark is None else min(max(p.high_watermark, start), leo)
-    lso = replay(data, compare_snapshots=False).manager.last_stable_offset(leo if hw is None else hw)
-    return PartitionEnds(data.directory, start, leo, hw, lso)
-
-
-def build_document(paths: list[str], *, group: str | None = None) -> dict[str, Any]:
-    """Read the log dirs, replay the offsets topic, measure each commit; the ``--format json`` document."""
-    parts, dir_defects = read_partitions(paths, frozenset({OFFSETS_TOPIC}))
-    decoder = decoder_named("group-coordinator")
-    assert decoder is not None
-    offset_parts = [p.data for p in parts if p.topic == OFFSETS_TOPIC]
-    state = replay_offsets(offset_parts, decoder.decode)
-    wanted = {(t, n) for (g, t, n) in state.offsets if group is None or g == group}
-    ends = {(p.topic, p.partition): _ends(p) for p in parts if (p.topic, p.partition) in wanted}
-    offsets = [r for r in offset_rows(state, ends) if group is None or r["group"] == group]
-    groups = [g for g in group_rows(state, offsets) if group is None or g["group"] == group]
-    if group is not None and not groups and not offsets:
-        if not offset_parts:
-            raise UsageError(f"groups --group {group}: no {OFFSETS_TOPIC} partition in the given log dirs")
-        known = sorted(set(state.groups) | {g for (g, _, _) in state.offsets})
-        listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
-        where = ", ".join(p.directory for p in offset_parts)
-        raise UsageError(f"groups --group {group}: no such group in {where}"
-                         + (f" (groups there: {listed})" if known else " (it holds no group)"))
-    defects = [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason} for d in dir_defects]
-    defects += [{"file": p["partition"], "position": p["position"], "field": f"record {p['offset']}",
-                 "reason": p["reason"]} for p in state.problems]
-    for p in parts:
-        if p.topic == OFFSETS_TOPIC or (p.topic, p.partition) in ends:
-            for seg in p.data.segments:
-                defects += [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
-                            for d in seg.defects if d.severity != "info"]
-    return {
-        "log_dirs": paths, "coordinator_partitions": [p.directory for p in offset_parts],
-        "offsets_records": state.records, "groups": groups, "offsets": offsets,
-        "problems": [r for r in offsets if r["problem"]], "defects": defects,
-    }
 
 
 def command(
@@ -72,7 +22,7 @@ def command(
     """List consumer groups' committed offsets with their lag, and offsets outside their partition's log."""
 
     def body() -> int:
-        doc = build_document(list(log_dirs), group=group)
+        doc = groups_document(list(log_dirs), group=group)
         render_groups(doc, fmt.value)
         return int(ExitCode.DEFECTS if doc["problems"] or doc["defects"] else ExitCode.CLEAN)
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from kafkatool.analysis.replica_sets import analyse
+from kafkatool.analysis.replication import replication_document
 from kafkatool.commands.common import run_guarded
-from kafkatool.commands.replica_sets import analyse, parse_replicas
-from kafkatool.engine.replication import RunResult, ScenarioError, compare_steps, run
+from kafkatool.engine.replication import ScenarioError, run
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
 from kafkatool.render.plot import plot_timeline
@@ -26,71 +27,17 @@ class ReplicationFormat(StrEnum):
     json = "json"
 
 
-def _event_label(event: dict[str, Any] | None) -> str:
-    """A short description of an event for the timeline."""
-    if event is None:
-        return "start-up"
-    kind = event["type"]
-    if kind == "produce":
-        return f"produce {event['records']} acks={event['acks']}"
-    if kind == "fetch":
-        extra = f" max {event['max_records']}" if event.get("max_records") is not None else ""
-        outcome = event.get("outcome", "complete")
-        return f"fetch by {event['replica']}{extra}" + ("" if outcome == "complete" else f" ({outcome})")
-    if kind in ("crash", "restart"):
-        extra = f" flushed<{event['flushed_offset']}" if kind == "crash" and "flushed_offset" in event else ""
-        return f"{kind} {event['replica']}{extra}"
-    if kind == "elect":
-        return f"elect {event['leader']} ({'clean' if event.get('clean', True) else 'unclean'})"
-    if kind == "alter_partition_response":
-        return f"AlterPartition {'accepted' if event.get('accept', True) else 'rejected'}"
-    return kind
-
-
-def timeline_rows(scenario: dict[str, Any], result: RunResult) -> list[dict[str, Any]]:
-    """One row per step: time, event, each replica's LEO/HW, ISR (with any AlterPartition in flight and the
-    maximal ISR the HW counts), leader epoch, newly acknowledged ids (in offset order)."""
-    rows = []
-    events: list[dict[str, Any] | None] = [None, *scenario["events"]]
-    seen: list[str] = []
-    t = scenario["initial"].get("t_ms", 0)
-    for event, step in zip(events, result.steps, strict=False):
-        if event is not None:
-            t = event["t_ms"]
-        replicas = {}
-        for rid, rep in step["replicas"].items():
-            if not rep["alive"]:
-                replicas[rid] = {"alive": False, "role": "down", "leo": rep["disk_leo"], "hw": None}
-            else:
-                replicas[rid] = {"alive": True, "role": rep["role"], "leo": rep["leo"], "hw": rep["hw"]}
-        new = [i for i in step["acknowledged"] if i not in seen]
-        seen = list(step["acknowledged"])
-        ctrl = step["controller"]
-        view = step["leader_view"]
-        rows.append({"step": step["after"], "t_ms": t, "event": _event_label(event), "replicas": replicas,
-                     "leader": ctrl["leader"], "leader_epoch": ctrl["leader_epoch"], "isr": ctrl["isr"],
-                     "maximal_isr": None if view is None else view["maximal_isr"],
-                     "pending_isr_change": None if view is None else view["pending_isr_change"],
-                     "newly_acknowledged": new, "notes": step.get("notes", [])})
-    return rows
-
-
-def build_document(scenario: dict[str, Any], result: RunResult, *, name: str) -> dict[str, Any]:
-    """The run as a JSON-ready document: steps, final summary, differences, violations, timeline rows."""
-    expected = scenario.get("expected") or {}
-    differences = compare_steps(result.steps, expected["steps"]) if "steps" in expected else []
-    if "final" in expected:
-        for key in sorted(set(expected["final"]) | set(result.final)):
-            want, got = expected["final"].get(key, "<absent>"), result.final.get(key, "<absent>")
-            if want != got:
-                differences.append({"step": "final", "path": key, "expected": want, "actual": got})
-    return {
-        "scenario": scenario.get("name", name), "description": scenario.get("description"),
-        "settings": scenario["settings"], "has_expected": bool(expected),
-        "steps": result.steps, "final": result.final, "differences": differences,
-        "violations": [{"step": v.step, "rule": v.rule, "message": v.message} for v in result.violations],
-        "timeline": timeline_rows(scenario, result),
-    }
+def parse_replicas(specs: list[str]) -> dict[int, Path]:
+    """``BROKER_ID=LOG_DIR`` options."""
+    out: dict[int, Path] = {}
+    for spec in specs:
+        broker, sep, path = spec.partition("=")
+        if not sep or not broker.strip().isdigit() or not path:
+            raise UsageError(f"--replica expects BROKER_ID=LOG_DIR, not {spec!r}")
+        out[int(broker)] = Path(path)
+    if len(out) < 2:
+        raise UsageError("give at least two --replica BROKER_ID=LOG_DIR")
+    return out
 
 
 def real_data(replica: list[str], partition: str | None, leader: int | None, isr: str | None,
@@ -154,7 +101,7 @@ def command(
         except ScenarioError as err:
             where = "$" if err.event_index is None else f"$.events[{err.event_index}]"
             raise ScenarioFormatError(str(path), where, str(err)) from None
-        doc = build_document(scenario, result, name=path.stem)
+        doc = replication_document(scenario, result, name=path.stem)
         if plot is not None:
             target = Path(plot)
             write_atomic(target, plot_timeline(doc, target.suffix.lstrip(".").lower()))

@@ -1,5 +1,7 @@
-"""The real-data side of ``simulate-replication``: each replica's log dir loaded as Kafka would load it,
-then every (candidate leader, follower) pair and every election analysed (``engine/divergence``)."""
+"""The real-data side of ``simulate-replication`` (and the report's replica sets): each replica's log dir loaded
+as Kafka would load it after a restart (``engine.restart``), then every (candidate leader, follower) pair and
+every election analysed as Kafka's fetcher truncation and leader election would go (``engine.divergence``:
+``AbstractFetcherThread`` / ``Partition.makeLeader``)."""
 
 from __future__ import annotations
 
@@ -12,19 +14,6 @@ from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import UnreadableInputError, UsageError
 from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.reading.restart_inputs import read_restart_inputs
-
-
-def parse_replicas(specs: list[str]) -> dict[int, Path]:
-    """``BROKER_ID=LOG_DIR`` options."""
-    out: dict[int, Path] = {}
-    for spec in specs:
-        broker, sep, path = spec.partition("=")
-        if not sep or not broker.strip().isdigit() or not path:
-            raise UsageError(f"--replica expects BROKER_ID=LOG_DIR, not {spec!r}")
-        out[int(broker)] = Path(path)
-    if len(out) < 2:
-        raise UsageError("give at least two --replica BROKER_ID=LOG_DIR")
-    return out
 
 
 def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replica:

@@ -1,0 +1,54 @@
+"""``transactions``' analysis: ``__transaction_state`` replayed as Kafka's ``TransactionStateManager`` loads it,
+joined with each data partition's producer state (``engine.transactions``), as ``kafka-transactions.sh
+find-hanging`` joins them online."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkatool.engine.replay import replay
+from kafkatool.engine.transactions import (
+    PartitionReplay,
+    find_transactions,
+    replay_transaction_log,
+    transaction_rows,
+)
+from kafkatool.reading.partitions import read_partitions
+from kafkatool.schema.topic_records import decoder_named
+from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
+
+#: Topics that are not data partitions: their producer state holds no user transaction.
+SKIPPED_TOPICS = frozenset({TRANSACTION_TOPIC, "__cluster_metadata"})
+
+
+def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int, bootstrap: str) -> dict[str, Any]:
+    """Read the log dirs, replay both sides and join them; the ``--format json`` document."""
+    parts, dir_defects = read_partitions(paths, frozenset({TRANSACTION_TOPIC}))
+    decoder = decoder_named("transaction-log")
+    assert decoder is not None
+    log_parts = [p.data for p in parts if p.topic == TRANSACTION_TOPIC]
+    log = replay_transaction_log(log_parts, decoder.decode)
+    replays = [PartitionReplay(p.topic, p.partition, p.data.directory, replay(p.data), p.high_watermark)
+               for p in parts if p.topic and p.topic not in SKIPPED_TOPICS]
+    newest = [r.result.manager.last_timestamp for r in replays if r.result.manager.last_timestamp >= 0]
+    newest += [b.max_timestamp for p in log_parts for s in p.segments for b in s.entries if b.max_timestamp >= 0]
+    clock = now if now is not None else max(newest, default=0)
+    found = find_transactions(log, replays, now=clock, timeout_ms=timeout_ms, bootstrap=bootstrap,
+                              have_log=bool(log_parts))
+    defects = [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
+               for d in dir_defects]
+    defects += [{"file": f"{p['partition']}", "position": p["position"], "field": f"record {p['offset']}",
+                 "reason": p["reason"]} for p in log.problems]
+    for p in parts:
+        for seg in p.data.segments:
+            defects += [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
+                        for d in seg.defects if d.severity != "info"]
+    return {
+        "log_dirs": paths, "now": clock, "transaction_timeout_ms": timeout_ms,
+        "coordinator_partitions": [p.directory for p in log_parts], "transaction_log_records": log.records,
+        "data_partitions": [r.directory for r in replays],
+        "transactional_ids": transaction_rows(log),
+        "open_transactions": found,
+        "hanging": [t for t in found if t["hanging"]],
+        "defects": defects,
+    }
