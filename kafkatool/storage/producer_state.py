@@ -9,8 +9,8 @@ Models storage's ``org.apache.kafka.storage.internals.log`` classes:
   (``addBatch``, ``maybeUpdateProducerEpoch``, ``findDuplicateBatch``); snapshot form via ``to_snapshot`` /
   ``from_snapshot`` (``ProducerStateManager.writeSnapshot`` / ``readSnapshot``).
 - the checks of ``ProducerAppendInfo`` for an append of client origin, as verdicts (:class:`AppendCheck`,
-  ``None`` when Kafka accepts): :func:`check_producer_epoch` (``checkProducerEpoch``),
-  :func:`check_sequence` (``checkSequence`` with ``inSequence``), :func:`check_transactional` (the
+  ``None`` when Kafka accepts): :func:`check_producer_epoch` (``checkProducerEpoch``), :func:`check_sequence`
+  (``checkSequence``, with :func:`~kafkatool.storage.sequence.in_sequence`), :func:`check_transactional` (the
   ``InvalidTxnStateException`` of ``appendDataBatch``), :func:`check_coordinator_epoch`
   (``checkCoordinatorEpoch`` of ``appendEndTxnMarker``), and :func:`check_data_append` (all of a data batch's, in
   Kafka's order). Callers decide what a verdict means: the fixture writer refuses the append (client origin),
@@ -52,11 +52,10 @@ from kafkatool.model import (
     decrement_sequence,
 )
 from kafkatool.storage.java_hash import LongHashMapOrder
+from kafkatool.storage.sequence import in_sequence
 
 NUM_BATCHES_TO_RETAIN = 5
 """``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: the batches cached per producer for duplicate detection."""
-INT32_MAX = 0x7FFFFFFF
-"""``Integer.MAX_VALUE``: the sequence after which a producer wraps to 0."""
 NO_COORDINATOR_EPOCH = -1
 """The coordinator epoch of a producer that has seen no transaction marker."""
 NO_LAST_OFFSET = -1
@@ -194,11 +193,6 @@ _EXCEPTIONS = {
     AppendCheck.NON_TRANSACTIONAL_IN_TXN: "InvalidTxnStateException",
     AppendCheck.COORDINATOR_FENCED: "TransactionCoordinatorFencedException",
 }
-
-
-def in_sequence(last_seq: int, next_seq: int) -> bool:
-    """``ProducerAppendInfo.inSequence``: ``next`` follows ``last`` by one, or wraps from Int32 max to 0."""
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
 
 
 def check_producer_epoch(entry: ProducerStateEntry, epoch: int) -> AppendCheck | None:

@@ -38,7 +38,6 @@ from kafkatool.model import (
     ControlType,
     Header,
     OffsetIndexEntry,
-    ProducerSnapshotEntry,
     Record,
     TimeIndexEntry,
     TopicPartition,
@@ -75,7 +74,7 @@ from kafkatool.schema.filenames import (
 )
 from kafkatool.schema.record_batch import build_records_batch
 from kafkatool.storage import LeaderEpochCache
-from kafkatool.storage.java_hash import long_hash_map_order
+from kafkatool.storage.producer_state import AppendCheck, ProducerStateManager, check_data_append, check_producer_epoch
 from kafkatool.writing.atomic import write_tree
 
 BASE_TIME = 1_700_000_000_000
@@ -89,11 +88,8 @@ META_DATE_COMMENT = "#Tue Nov 14 22:13:20 UTC 2023"
 BROKER_EPOCH = 12
 OFFSET_INDEX_ENTRY = 8
 TIME_INDEX_ENTRY = 12
-BATCHES_TO_RETAIN = 5
-"""``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: how many batches duplicate detection remembers."""
 TRANSACTIONAL = 0x10
 CONTROL = 0x20
-INT32_MAX = 0x7FFFFFFF
 _WORDS = ("amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
           "kelp", "lumen", "mistral", "nectar", "onyx", "quartz")
 
@@ -148,30 +144,6 @@ class Appended:
     size: int
     compression: Compression
     control: bool
-
-
-@dataclass
-class _ProducerState:
-    """Kafka's ``ProducerStateEntry``: epoch, the last batches (first seq, last seq, last offset, delta),
-    coordinator epoch, last timestamp and the first offset of the open transaction (-1 if none)."""
-
-    epoch: int = -1
-    batches: list[tuple[int, int, int, int]] = field(default_factory=list)
-    coordinator_epoch: int = -1
-    last_timestamp: int = -1
-    txn_first_offset: int = -1
-
-    def set_epoch(self, epoch: int) -> None:
-        """``maybeUpdateProducerEpoch``: a new epoch forgets the cached batches."""
-        if epoch != self.epoch:
-            self.batches.clear()
-            self.epoch = epoch
-
-    def snapshot_entry(self, producer_id: int) -> ProducerSnapshotEntry:
-        """The ``ProducerSnapshot.ProducerEntry`` that ``writeSnapshot`` stores."""
-        _, last_seq, last_offset, delta = self.batches[-1] if self.batches else (-1, -1, -1, 0)
-        return ProducerSnapshotEntry(producer_id, self.epoch, last_seq, last_offset, delta, self.last_timestamp,
-                                     self.coordinator_epoch, self.txn_first_offset)
 
 
 @dataclass
@@ -231,11 +203,9 @@ class PartitionWriter:
         self.segments: list[_Segment] = [_Segment(0)]
         self.log_end_offset = 0
         self.log_start_offset = 0
-        self.producers: dict[int, _ProducerState] = {}
-        self.ongoing: dict[int, int] = {}
+        self.producer_state = ProducerStateManager(keep_committed=False)
         self.epochs = LeaderEpochCache()
         self.snapshots: dict[int, bytes] = {}
-        self.last_snapshot_offset = 0
         self.rejected: list[str] = []
         self.clock = start_time
         self.appends = 0
@@ -283,7 +253,8 @@ class PartitionWriter:
         last_seq = increment_sequence(seq, count - 1) if seq >= 0 else -1
         transactional = bool(producer and producer.transactional)
         if producer is not None and not follower:
-            if self._is_duplicate(pid, epoch, seq, last_seq):
+            entry = self.producer_state.producers.get(pid)
+            if entry is not None and entry.find_duplicate_batch(epoch, seq, last_seq) is not None:
                 self.rejected.append(f"{self.directory}: duplicate batch of producer {pid} epoch {epoch} "
                                      f"sequences {seq}..{last_seq} (DuplicateSequenceException: not appended)")
                 return None
@@ -300,14 +271,7 @@ class PartitionWriter:
         last = first + count - 1
         info = self._append_bytes(data, first, last, now + count - 1, leader_epoch, codec, control=False)
         if producer is not None:
-            state = self._state(pid)
-            state.set_epoch(epoch)
-            state.batches.append((seq, last_seq, last, last - first))
-            del state.batches[:-BATCHES_TO_RETAIN]
-            state.last_timestamp = now + count - 1
-            if transactional and state.txn_first_offset < 0:
-                state.txn_first_offset = first
-                self.ongoing[first] = pid
+            self.producer_state.append_data(pid, epoch, last_seq, first, last, now + count - 1, transactional)
             if base_sequence is None:
                 producer.next_sequence = increment_sequence(last_seq, 1)
         return info
@@ -322,9 +286,9 @@ class PartitionWriter:
         self._check_open()
         pid = producer.producer_id
         epoch = producer.epoch if producer_epoch is None else producer_epoch
-        state = self._state(pid)
-        if base_offset is None and epoch < state.epoch:
-            raise ValueError(f"marker epoch {epoch} is below producer {pid}'s epoch {state.epoch}")
+        entry = self.producer_state.entry(pid)  # before a roll's snapshot, which then lists the producer
+        if base_offset is None and check_producer_epoch(entry, epoch):
+            raise ValueError(f"marker epoch {epoch} is below producer {pid}'s epoch {entry.producer_epoch}")
         offset = self.log_end_offset if base_offset is None else base_offset
         now = self._tick()
         ctype = ControlType.COMMIT if commit else ControlType.ABORT
@@ -334,16 +298,10 @@ class PartitionWriter:
                                    attributes=TRANSACTIONAL | CONTROL, partition_leader_epoch=leader_epoch,
                                    producer_id=pid, producer_epoch=epoch, base_sequence=-1)
         info = self._append_bytes(data, offset, offset, now, leader_epoch, Compression.NONE, control=True)
-        if state.txn_first_offset >= 0:
-            if not commit:
-                others = [first for first, other in self.ongoing.items() if other != pid]
-                lso = min(others) if others else offset + 1
-                self.segments[-1].aborted.append(AbortedTxn(0, pid, state.txn_first_offset, offset, lso))
-            del self.ongoing[state.txn_first_offset]
-        state.set_epoch(epoch)
-        state.coordinator_epoch = coordinator_epoch
-        state.last_timestamp = now
-        state.txn_first_offset = -1
+        txn = self.producer_state.append_end_txn_marker(pid, epoch, coordinator_epoch, not commit, offset, now)
+        if txn is not None and txn.aborted:
+            assert txn.last_stable_offset is not None
+            self.segments[-1].aborted.append(AbortedTxn(0, pid, txn.first_offset, offset, txn.last_stable_offset))
         if epoch > producer.epoch:
             producer.epoch, producer.next_sequence = epoch, 0
         return info
@@ -399,33 +357,19 @@ class PartitionWriter:
 
     # --- Kafka's rules ---------------------------------------------------------------------------------
 
-    def _state(self, pid: int) -> _ProducerState:
-        if pid not in self.producers:
-            self.producers[pid] = _ProducerState()
-        return self.producers[pid]
-
-    def _is_duplicate(self, pid: int, epoch: int, first_seq: int, last_seq: int) -> bool:
-        """``ProducerStateEntry.findDuplicateBatch``: same epoch and the same sequence range as a cached batch."""
-        state = self.producers.get(pid)
-        return bool(state and state.epoch == epoch and any(
-            b[0] == first_seq and b[1] == last_seq for b in state.batches))
-
     def _validate(self, pid: int, epoch: int, seq: int, transactional: bool) -> None:
-        """``ProducerAppendInfo.checkProducerEpoch`` / ``checkSequence`` / the transaction state check."""
-        state = self.producers.get(pid)
-        if state is None or state.epoch < 0:
+        """Refuse what storage's ``ProducerAppendInfo`` checks refuse from a client."""
+        entry = self.producer_state.producers.get(pid)
+        check = check_data_append(entry, epoch, seq, transactional)
+        if check is None or entry is None:
             return
-        if epoch < state.epoch:
-            raise ValueError(f"producer {pid} epoch {epoch} is fenced by epoch {state.epoch}")
-        if epoch != state.epoch:
-            if seq != 0:
-                raise ValueError(f"producer {pid}'s new epoch {epoch} must start at sequence 0, not {seq}")
-        else:
-            last = state.batches[-1][1] if state.batches else -1
-            if not (seq == last + 1 or (seq == 0 and last == INT32_MAX)):
-                raise ValueError(f"producer {pid}: sequence {seq} does not follow {last}")
-        if state.txn_first_offset >= 0 and not transactional:
-            raise ValueError(f"producer {pid} has an open transaction: a non-transactional write is refused")
+        if check is AppendCheck.FENCED_EPOCH:
+            raise ValueError(f"producer {pid} epoch {epoch} is fenced by epoch {entry.producer_epoch}")
+        if check is AppendCheck.NEW_EPOCH_NOT_AT_ZERO:
+            raise ValueError(f"producer {pid}'s new epoch {epoch} must start at sequence 0, not {seq}")
+        if check is AppendCheck.OUT_OF_ORDER_SEQUENCE:
+            raise ValueError(f"producer {pid}: sequence {seq} does not follow {entry.last_seq}")
+        raise ValueError(f"producer {pid} has an open transaction: a non-transactional write is refused")
 
     def _append_bytes(self, data: bytes, first: int, last: int, max_ts: int, leader_epoch: int,
                       codec: Compression, *, control: bool) -> Appended:
@@ -464,12 +408,10 @@ class PartitionWriter:
 
     def _take_snapshot(self, offset: int) -> None:
         """A snapshot only at a new offset (``lastMapOffset > lastSnapOffset``), producers in HashMap order."""
-        if offset <= self.last_snapshot_offset:
-            return
-        order = long_hash_map_order(list(self.producers))
-        self.snapshots[offset] = producer_snapshot.build_producer_snapshot(
-            [self.producers[pid].snapshot_entry(pid) for pid in order])
-        self.last_snapshot_offset = offset
+        self.producer_state.map_end_offset = offset
+        entries = self.producer_state.take_snapshot()
+        if entries is not None:
+            self.snapshots[offset] = producer_snapshot.build_producer_snapshot(entries)
 
 
 @dataclass

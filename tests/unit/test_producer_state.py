@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkatool.engine.producer_state import CheckedProducerState as ProducerStateManager
+from kafkatool.model import MAX_SEQUENCE as INT32_MAX
 from kafkatool.model import Record, RecordBatch
 from kafkatool.schema import producer_snapshot
 from kafkatool.schema.control import build_control_key, build_end_txn_marker
 from kafkatool.schema.record_batch import build_records_batch, parse_batch
-from kafkatool.storage.producer_state import INT32_MAX
 
 
 class Log:
