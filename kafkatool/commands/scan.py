@@ -12,13 +12,13 @@ from typing import Annotated, Any
 
 import typer
 
+from kafkatool.analysis.findings import at_or_above
 from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.scan_report import byte_progress, render_scan, stage_progress
-from kafkatool.storage.severity import SEVERITY_RANK
 from kafkatool.writing.process_log import process_log_path, stderr_to
 from kafkatool.writing.tables import TableOutput
 
@@ -122,8 +122,7 @@ def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, c
     render_scan(summary, fmt.value)
     if fail_on is FailOn.never:
         return int(ExitCode.CLEAN)
-    failing = [f for f in findings if SEVERITY_RANK[f["severity"]] >= SEVERITY_RANK[fail_on.value]]
-    return int(ExitCode.DEFECTS if failing else ExitCode.CLEAN)
+    return int(ExitCode.DEFECTS if at_or_above(findings, fail_on.value) else ExitCode.CLEAN)
 
 
 def command(

@@ -2,7 +2,8 @@
 rows, as plain dicts (the engines turn them into Arrow).
 
 Findings are exactly ``kafkatool check``'s for each log dir (same engine functions, ``engine.check``), plus
-the replay anomalies of ``replay-producers`` (``source`` = ``replay``). Producer rows are the state after a
+the replay anomalies of ``replay-producers`` (``source`` = ``replay``), made rows by ``analysis.findings`` as
+check's and the report's are. Producer rows are the state after a
 full replay of the partition, as ``replay-producers`` computes it (``engine.replay``, Kafka's
 ``ProducerStateManager``).
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkatool.analysis.findings import ALL_LOG_DIRS, located_finding_row, replay_defects
 from kafkatool.engine.check import (
     check_broker_identity,
     dir_findings,
@@ -68,14 +70,6 @@ class Analysis:
     batches: BatchColumns | None = None
 
 
-def finding_row(log_dir: str, part: PartitionData | None, d: Defect, source: str = "check") -> dict[str, Any]:
-    """One finding, located in its log dir and partition (``None`` for log-dir-level findings)."""
-    tp = part.topic_partition if part is not None else None
-    return {"log_dir": log_dir, "topic": tp.topic if tp else None, "partition": tp.partition if tp else None,
-            "source": source, "severity": d.severity, "code": d.code, "file": d.file, "position": d.position,
-            "field": d.field, "reason": d.reason}
-
-
 def _nonneg(value: int) -> int | None:
     return None if value < 0 else value
 
@@ -106,7 +100,7 @@ def analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] |
     except UnreadableInputError as err:
         directory = Path(partition_dir)
         part = PartitionData(directory.name, *(parse_partition_dir(directory.name) or (None, "")))
-        return Analysis(findings=[finding_row(log_dir, part, Defect(
+        return Analysis(findings=[located_finding_row(log_dir, part, Defect(
             "unreadable-input", err.path, None, "file", f"{err.reason}: this partition was not scanned"))])
 
 
@@ -124,7 +118,7 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
     swaps = read_swap_segments(directory, directory.name) \
         if any(name.endswith(SWAP_SUFFIX) for name in part.leftovers) else None
     defects = partition_findings(data, part, swaps)
-    out.findings = [finding_row(log_dir, part, d) for d in defects]
+    out.findings = [located_finding_row(log_dir, part, d) for d in defects]
     producers: list[dict[str, Any]] = []
     open_txns, first_unstable = 0, None
     try:
@@ -143,13 +137,8 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
                 "current_txn_first_offset": _nonneg(e.current_txn_first_offset)})
         open_txns = len(manager.ongoing)
         first_unstable = manager.first_unstable_offset()
-        out.findings += [finding_row(log_dir, part, Defect(a.code, part.directory, a.position, f"offset {a.offset}",
-                                                           a.message, a.severity), "replay")
-                         for a in result.anomalies]
-        out.findings += [finding_row(log_dir, part, Defect(code, part.directory, None, "anomalies",
-                                                           f"{n} more {code} anomalies, counted but not listed",
-                                                           manager.unlisted_severity[code]), "replay")
-                         for code, n in sorted(manager.unlisted.items())]
+        out.findings += [located_finding_row(log_dir, part, d, "replay")
+                         for d in replay_defects(result, part.directory)]
     out.producers = producers
     batches = records = invalid_crc = 0
     for seg in part.segments:  # streamed: a partition's entries are never all held as objects
@@ -185,7 +174,8 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
 def analyse_log_dir(log_dir: str) -> Analysis:
     """The log-dir-level findings of ``check`` (those before and after the partitions' own)."""
     data, _ = read_log_dir_shell(log_dir)
-    return Analysis(findings=[finding_row(log_dir, None, d) for d in dir_findings(data) + dir_tail_findings(data)])
+    return Analysis(findings=[located_finding_row(log_dir, None, d)
+                              for d in dir_findings(data) + dir_tail_findings(data)])
 
 
 def broker_findings(log_dirs: list[str]) -> list[dict[str, Any]]:
@@ -201,7 +191,7 @@ def broker_findings(log_dirs: list[str]) -> list[dict[str, Any]]:
     out = []
     for (_, node), dirs in sorted(groups.items()):
         for d in check_broker_identity(dirs):
-            row = finding_row("*", None, d)
+            row = located_finding_row(ALL_LOG_DIRS, None, d)
             row["reason"] += f" [node.id {node}: {', '.join(x.path for x in dirs)}]"
             out.append(row)
     return out

@@ -1,10 +1,11 @@
-"""The scan's closing summary, computed the same way for both engines from the partitions and findings rows."""
+"""The scan's closing summary, computed the same way for both engines from the partitions and findings rows
+(counted and ordered as ``analysis.findings`` counts and orders every finding)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkatool.storage.severity import SEVERITY_RANK
+from kafkatool.analysis.findings import severity_counts, worst_first
 
 WORST = 10
 
@@ -12,10 +13,8 @@ WORST = 10
 def summarise(partitions: list[dict[str, Any]], findings: list[dict[str, Any]], *, log_dirs: int, segments: int,
               scanned_bytes: int, batch_rows: int) -> dict[str, Any]:
     """Totals over the fleet and the worst findings (most severe first, then by place)."""
-    counts = {s: sum(1 for f in findings if f["severity"] == s) for s in ("error", "warning", "info")}
-    worst = sorted(findings, key=lambda f: (-SEVERITY_RANK.get(f["severity"], 0), f["log_dir"] or "",
-                                            f["file"] or "", f["position"] if f["position"] is not None else -1,
-                                            f["code"]))
+    counts = severity_counts(findings)
+    worst = worst_first(findings)
     damaged = sorted({(p["log_dir"], p["directory"]) for p in partitions
                       if p["errors"] or p["invalid_crc_batches"]})
     return {
