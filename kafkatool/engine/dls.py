@@ -215,13 +215,19 @@ class FileBatch:
     def _load_error(self) -> DlsError:
         return DlsError(f"Failed to load record batch at position {self.position} from {self.file_records}")
 
-    def header(self) -> RecordBatch:
-        """The 61-byte ``DefaultRecordBatch`` header (Kafka reads it whatever the batch size)."""
+    def peek_header(self) -> RecordBatch | None:
+        """The 61-byte ``DefaultRecordBatch`` header, ``None`` when the file ends before it."""
         if self._header is None:
             self._header = file_records.read_batch_header(self.file_records.buf, self.position)
-            if self._header is None:
-                raise self._load_error()
         return self._header
+
+    def header(self) -> RecordBatch:
+        """The 61-byte ``DefaultRecordBatch`` header (Kafka reads it whatever the batch size, and throws when the
+        file ends first)."""
+        header = self.peek_header()
+        if header is None:
+            raise self._load_error()
+        return header
 
     def legacy(self) -> LegacyBatch:
         """The whole legacy message (magic 0/1), decoded by the schema layer."""
@@ -242,12 +248,7 @@ class FileBatch:
     @property
     def timestamp_type(self) -> str:
         """``timestampType()`` as Kafka names it."""
-        if self.is_v2:
-            return "LogAppendTime" if self.header().attributes & 0x08 else "CreateTime"
-        entry = self.legacy()
-        if entry.magic == 0:
-            return "NoTimestampType"
-        return "LogAppendTime" if entry.attributes & 0x08 else "CreateTime"
+        return (self.header() if self.is_v2 else self.legacy()).timestamp_type.label
 
     @property
     def max_timestamp(self) -> int:
@@ -257,7 +258,7 @@ class FileBatch:
     def compression_name(self) -> str:
         """``compressionType().name``; an unknown id throws as ``CompressionType.forId`` does."""
         attrs = self.header().attributes if self.is_v2 else self.legacy().attributes
-        codec = attrs & 0x07
+        codec = attrs & rb.CODEC_MASK
         if codec not in COMPRESSION_NAMES:
             raise DlsError(f"Unknown compression type id: {codec}")
         return COMPRESSION_NAMES[codec]
@@ -291,7 +292,7 @@ class FileBatch:
             from kafkatool.schema import legacy
 
             entry = self.legacy()
-            if entry.attributes & 0x07 == 0:
+            if entry.attributes & legacy.CODEC_MASK == 0:
                 # An uncompressed legacy message iterates as itself (AbstractLegacyRecordBatch is a Record).
                 yield Record(offset=entry.offset, timestamp=entry.max_timestamp, key=entry.key, value=entry.value,
                              magic=entry.magic, crc=entry.crc, crc_valid=entry.crc_valid)
@@ -647,30 +648,33 @@ def _batch_line(out: _Out, batch: FileBatch, position: int) -> None:
                 f"crc: {batch.checksum} isvalid: {java_bool(batch.is_valid())}")
 
 
+_CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (rb.CODEC_MASK, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
+                                                  rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
+
+
 def _fast_batch_line(out: _Out, batch: FileBatch, position: int) -> bool:
     """The common magic 2 line in one step (one unpack, one CRC call, one string): this runs once per batch
     of every dumped segment. Returns False, printing nothing, wherever Kafka's path could throw mid-line
     (a header past the end of the file, an unknown codec), so :func:`_batch_line` keeps those exact."""
-    buf = batch.file_records.buf
-    pos = batch.position
-    size = batch.batch_size + LOG_OVERHEAD
-    if pos + RECORD_BATCH_OVERHEAD > len(buf):
+    h = batch.peek_header()
+    if h is None:
         return False
-    h = batch.header()
     attrs = h.attributes
-    codec = COMPRESSION_NAMES.get(attrs & 0x07)
+    codec = COMPRESSION_NAMES.get(attrs & _CODEC)
     if codec is None:
         return False
+    size = batch.batch_size + LOG_OVERHEAD
     base_seq, delta = h.base_sequence, h.last_offset_delta
     last_seq = NO_SEQUENCE if base_seq == NO_SEQUENCE else increment_sequence(base_seq, delta)
-    valid = size >= RECORD_BATCH_OVERHEAD and rb.compute_crc(buf, pos, batch.batch_size) == h.crc
+    valid = size >= RECORD_BATCH_OVERHEAD and rb.compute_crc(batch.file_records.buf, h.position,
+                                                             batch.batch_size) == h.crc
     out.line(
         f"baseOffset: {batch.offset} lastOffset: {h.base_offset + delta} count: {h.records_count} "
         f"baseSequence: {base_seq} lastSequence: {last_seq} producerId: {h.producer_id} "
         f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
-        f"isTransactional: {'true' if attrs & 0x10 else 'false'} isControl: {'true' if attrs & 0x20 else 'false'} "
-        f"deleteHorizonMs: {f'OptionalLong[{h.base_timestamp}]' if attrs & 0x40 else 'OptionalLong.empty'}"
-        f" position: {position} {'LogAppendTime' if attrs & 0x08 else 'CreateTime'}: {h.max_timestamp} "
+        f"isTransactional: {'true' if attrs & _TXN else 'false'} isControl: {'true' if attrs & _CONTROL else 'false'} "
+        f"deleteHorizonMs: {f'OptionalLong[{h.base_timestamp}]' if attrs & _HORIZON else 'OptionalLong.empty'}"
+        f" position: {position} {'LogAppendTime' if attrs & _LOG_APPEND else 'CreateTime'}: {h.max_timestamp} "
         f"size: {size} magic: {batch.magic} compresscodec: {codec} crc: {h.crc} "
         f"isvalid: {'true' if valid else 'false'}")
     return True
