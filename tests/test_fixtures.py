@@ -19,8 +19,8 @@ from kafkatool.model import RecordBatch
 from kafkatool.schema import checkpoint, offset_index, time_index, txn_index
 from kafkatool.schema.log_segment import walk_log
 from kafkatool.storage.java_hash import long_hash_map_order as java_hash_map_order
-from kafkatool.writing import fixtures
-from kafkatool.writing.fixtures import SCENARIOS, build_scenario, build_tree
+from kafkatool.writing import fixture_recipes as fixtures
+from kafkatool.writing.fixture_recipes import SCENARIOS, build_scenario, build_tree
 from tests.conftest import REPO, shared_dir
 
 FIXTURES = REPO / "fixtures"

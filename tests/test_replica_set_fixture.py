@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from kafkatool.cli import app
 from kafkatool.writing.atomic import write_tree
-from kafkatool.writing.fixtures import build_tree, replica_set_story
+from kafkatool.writing.fixture_recipes import build_tree, replica_set_story
 
 
 def test_replica_set_fixture_answers(tmp_path: Path) -> None:

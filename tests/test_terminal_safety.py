@@ -25,7 +25,7 @@ from kafkatool.render.output import TableOutput
 from kafkatool.render.safe import printable, printable_tree
 from kafkatool.render.transactions_report import render_transactions
 from kafkatool.schema.record_batch import Header
-from kafkatool.writing.fixtures import PartitionWriter
+from kafkatool.writing.fixture_writer import PartitionWriter
 from tests.conftest import shared_dir
 from tests.pty_support import drain
 

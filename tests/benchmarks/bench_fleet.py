@@ -35,7 +35,7 @@ from kafkatool.fleet.plan import make_plan
 from kafkatool.model import TopicPartition
 from kafkatool.schema import checkpoint, clean_shutdown, meta_properties
 from kafkatool.writing.atomic import write_tree
-from kafkatool.writing.fixtures import PartitionWriter, Producer, TopicConfig, text_value
+from kafkatool.writing.fixture_writer import PartitionWriter, Producer, TopicConfig, text_value
 from kafkatool.writing.tables import TableOutput
 
 BROKERS = 3

@@ -6,7 +6,7 @@
   memory target: every subcommand's peak RSS on it);
 - ``codec-<name>``: one segment per compression codec (gzip, snappy, lz4, zstd), 15-record batches;
 - ``partition``: a partition directory of 20 segments with Kafka's layout (indexes, producer snapshots,
-  checkpoints), written by :class:`~kafkatool.writing.fixtures.PartitionWriter` with idempotent and
+  checkpoints), written by :class:`~kafkatool.writing.fixture_writer.PartitionWriter` with idempotent and
   transactional producers, left as after a hard crash (no clean-shutdown marker, recovery point 0).
 
 The single segments are made fast: a few template batches are built through the construct declarations
@@ -28,7 +28,7 @@ import crc32c
 from kafkatool.model import Compression, Record
 from kafkatool.schema import record_batch as rb
 from kafkatool.writing.atomic import write_tree
-from kafkatool.writing.fixtures import LogDir, PartitionWriter, Producer, TopicConfig, text_value
+from kafkatool.writing.fixture_writer import LogDir, PartitionWriter, Producer, TopicConfig, text_value
 
 CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 OFF = rb.FIELD_OFFSETS
