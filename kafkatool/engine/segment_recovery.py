@@ -1,0 +1,136 @@
+"""``LogSegment.recover`` and ``LogSegment.truncateTo`` as the log loader runs them, over decoded entries.
+
+Recovery re-reads a segment batch by batch: it stops at the first entry that is not contiguous or fails its CRC
+(the segment is truncated there), rebuilds the offset and time indexes every ``index.interval.bytes`` (an
+out-of-order entry throws ``InvalidOffsetException``; an offset that cannot be made relative to the base
+throws ``LogSegmentOffsetOverflowException``), assigns leader epochs to the ``LeaderEpochFileCache`` and feeds
+magic 2 batches to the producer state. Pure: the segment view is changed in place, nothing is read or written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafkatool.engine.restart_producers import ProducerStateFiles
+from kafkatool.engine.restart_segments import INT32_MAX, LoadedSegment
+from kafkatool.model import NO_TIMESTAMP, LogEntry, PartitionData, RecordBatch, SegmentData, entry_spans
+from kafkatool.storage import LeaderEpochCache
+
+DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
+
+
+class InvalidOffset(Exception):
+    """``InvalidOffsetException``: a rebuilt index entry would not be above the previous one."""
+
+    def __init__(self, seg: LoadedSegment, offset: int, last: int, index: str) -> None:
+        super().__init__(f"Attempt to append an offset {offset} to the {index} no larger than the last offset "
+                         f"appended ({last}) to {seg.file}")
+        self.seg = seg
+
+
+class SegmentOverflow(Exception):
+    """``LogSegmentOffsetOverflowException``: a batch offset cannot be made relative to the segment base."""
+
+    def __init__(self, seg: LoadedSegment, offset: int) -> None:
+        super().__init__(offset)
+        self.seg = seg
+        self.offset = offset
+
+
+def recover_segment(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderEpochCache, interval: int) -> int:
+    """``LogSegment.recover``: keep the valid prefix of ``seg`` (its entries and size), and return the bytes
+    truncated after it. Raises :class:`SegmentOverflow` or :class:`InvalidOffset` as Kafka throws."""
+    valid = kept = 0
+    last_index_entry, idx_last, ts_last = 0, None, (NO_TIMESTAMP, seg.base)
+    max_ts = (NO_TIMESTAMP, -1)
+    ts_entries = False
+    for e in seg.entries:
+        if e.position != valid or e.crc_valid is False:
+            break
+        if not 0 <= e.last_offset - seg.base <= INT32_MAX:
+            seg.index = None  # LogSegment.recover reset the index before it threw
+            raise SegmentOverflow(seg, e.last_offset)
+        if e.max_timestamp > max_ts[0]:
+            max_ts = (e.max_timestamp, e.last_offset)
+        if valid - last_index_entry > interval:
+            if idx_last is not None and e.last_offset <= idx_last:
+                raise InvalidOffset(seg, e.last_offset, idx_last, "offset index")
+            idx_last = e.last_offset
+            if ts_entries and max_ts[1] < ts_last[1]:
+                raise InvalidOffset(seg, max_ts[1], ts_last[1], "time index")
+            if max_ts[0] > ts_last[0]:
+                ts_last, ts_entries = max_ts, True
+            last_index_entry = valid
+        if isinstance(e, RecordBatch):
+            if e.partition_leader_epoch >= 0 and (epochs.latest_epoch() is None
+                                                  or e.partition_leader_epoch > epochs.latest_epoch()):  # type: ignore[operator]
+                epochs.assign(e.partition_leader_epoch, e.base_offset)
+            psm.state.append(e)
+            psm.map_end = e.last_offset + 1  # legacy entries do not move the map end (magic 2 only)
+        kept += 1
+        valid += e.size_in_bytes
+    truncated = seg.size - valid
+    seg.entries, seg.size, seg.recovered = seg.entries[:kept], valid, True
+    return truncated
+
+
+def truncate_to_base(seg: LoadedSegment) -> int:
+    """``LogSegment.truncateTo(baseOffset)`` (after an ``InvalidOffsetException`` during recovery): empty the
+    segment from its first batch on; returns the bytes truncated."""
+    first = seg.translate(seg.base)
+    pos = first.position if first is not None else seg.size
+    truncated = seg.size - pos
+    chain = seg.chain()
+    seg.entries = chain[:sum(1 for at, _ in entry_spans(chain) if at < pos)]
+    seg.size, seg.recovered = pos, True
+    return truncated
+
+
+def truncation_reason(before: Sequence[LogEntry], data: SegmentData | None, pos: int) -> str:
+    """Why recovery stopped at byte ``pos``, from the segment's entries before the load and its decoding
+    defects (``data``, the segment as read)."""
+    at = next((i for i, (start, _) in enumerate(entry_spans(before)) if start == pos), None)
+    if at is not None and before[at].crc_valid is False:
+        return f"the entry there (offsets up to {before[at].last_offset}) fails its CRC check"
+    defects = [] if data is None else [d for d in data.defects if d.position is not None and d.position >= pos]
+    if defects:
+        d = min(defects, key=lambda d: d.position or 0)
+        return {"torn-tail": "a partial batch (torn write)",
+                "trailing-zeros": "zero bytes: Kafka reads a record size of 0, smaller than the minimum record "
+                                  "overhead (14)"}.get(d.code, d.reason)
+    return "an invalid batch"
+
+
+def infer_index_interval(part: PartitionData) -> int:
+    """``index.interval.bytes`` as the partition's offset indexes imply it (Kafka's default when they cannot).
+
+    An entry is added at a batch when the bytes since the previous entry exceed the interval, so each
+    entry bounds it: at least the bytes before the previous batch, less than the bytes before this one.
+    """
+    lo, hi = 0, 1 << 31
+    seen = False
+    for seg in part.segments:
+        idx = seg.index
+        if idx is None or not idx.entries or idx.zero_tail:
+            continue
+        chain = seg.entries
+        at = {e.position: i for i, e in enumerate(chain)}
+        prev = 0
+        for entry in idx.entries:
+            i = at.get(entry.position)  # type: ignore[union-attr]
+            if i is None or i == 0:
+                break
+            since = entry.position - prev  # type: ignore[union-attr]
+            before = chain[i - 1].position - prev
+            if before < 0:
+                break
+            lo, hi = max(lo, before), min(hi, since - 1)
+            seen = True
+            prev = entry.position  # type: ignore[union-attr]
+    if not seen or lo > hi:
+        return DEFAULT_INDEX_INTERVAL_BYTES
+    for candidate in (DEFAULT_INDEX_INTERVAL_BYTES, 1024):
+        if lo <= candidate <= hi:
+            return candidate
+    return lo
+
