@@ -22,6 +22,7 @@ from typing import Any
 from kafkatool.engine.replay import ReplayResult
 from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.schema.topic_records import DecodeFn
+from kafkatool.storage.producer_state import NO_COORDINATOR_EPOCH
 
 
 @dataclass
@@ -154,7 +155,7 @@ def find_transactions(log: TxnLog, replays: list[PartitionReplay], *, now: int, 
             out.append({
                 "topic": rp.topic, "partition": rp.partition, "directory": rp.directory, "producer_id": pid,
                 "producer_epoch": e.producer_epoch,
-                "coordinator_epoch": None if e.coordinator_epoch == -1 else e.coordinator_epoch,
+                "coordinator_epoch": None if e.coordinator_epoch == NO_COORDINATOR_EPOCH else e.coordinator_epoch,
                 "start_offset": start, "first_timestamp": began, "last_timestamp": e.last_timestamp,
                 "open_ms": None if began is None else now - began, "duration_min": idle_ms // 60000,
                 "transactional_id": None if txn is None else txn.transactional_id,
