@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kafkatool.engine.producer_state import ProducerStateManager
+from kafkatool.engine.restart_segments import LoadedSegment
 from kafkatool.model import (
     AbortedTxn,
     LeaderEpochEntry,
@@ -85,29 +86,28 @@ def aborted_by_segment(part_entries: Iterable[LogEntry]) -> list[AbortedTxn]:
             for t in manager.transactions if t.aborted and t.last_offset is not None]
 
 
-def partition_plan(part: PartitionData, segments: Sequence[object], snapshots: dict[int, list[ProducerSnapshotEntry]
-                   | None], epochs: Sequence[LeaderEpochEntry], interval: int) -> list[OutputFile]:
-    """Files of one partition directory after the load. ``segments`` are the loader's final segments
-    (``base``, ``file``, ``size``, ``entries``, ``recovered``); ``snapshots`` its snapshot files."""
+def partition_plan(part: PartitionData, segments: Sequence[LoadedSegment],
+                   snapshots: dict[int, list[ProducerSnapshotEntry] | None], epochs: Sequence[LeaderEpochEntry],
+                   interval: int) -> list[OutputFile]:
+    """Files of one partition directory after the load. ``segments`` are the loader's final segments;
+    ``snapshots`` its snapshot files."""
     d = part.directory
     out: list[OutputFile] = []
-    final: list[tuple[object, Sequence[LogEntry]]] = []
+    final: list[tuple[LoadedSegment, Sequence[LogEntry]]] = []
     for seg in segments:
-        size = seg.size  # type: ignore[attr-defined]
-        entries: Sequence[LogEntry] = seg.entries  # type: ignore[attr-defined]
-        final.append((seg, entries[:sum(1 for _, end in entry_spans(entries) if end <= size)]))
+        final.append((seg, seg.entries[:sum(1 for _, end in entry_spans(seg.entries) if end <= seg.size)]))
     aborted = aborted_by_segment(e for _, kept in final for e in kept)
     for seg, kept in final:
-        base: int = seg.base  # type: ignore[attr-defined]
-        data: SegmentData | None = seg.origin  # type: ignore[attr-defined]
+        base = seg.base
+        data: SegmentData | None = seg.origin
         name = f"{d}/{segment_file_name(base, LOG_SUFFIX)}"
-        if seg.size == 0 or data is None:  # type: ignore[attr-defined]
+        if seg.size == 0 or data is None:
             # A segment the load created (nothing left to keep): Kafka opens a new, empty file.
             out.append(OutputFile(name, b""))
         else:
             # A ``.swap`` segment is copied from its ``.swap`` file (Kafka renames it).
-            out.append(OutputFile(name, copy_from=data.log_file, length=seg.size))  # type: ignore[attr-defined]
-        if not seg.recovered and data is not None:  # type: ignore[attr-defined]
+            out.append(OutputFile(name, copy_from=data.log_file, length=seg.size))
+        if not seg.recovered and data is not None:
             # Kafka keeps the index files of a segment it did not re-scan as they are (after compaction the
             # transaction index can differ from a replay). A time index it did not find is created empty
             # (``LogSegment.sanityCheck``); so is the offset index a ``.swap`` came without.
