@@ -293,6 +293,80 @@ class LegacyBatch:
 LogEntry = RecordBatch | LegacyBatch
 
 
+@dataclass(frozen=True, slots=True)
+class OutputField:
+    """One field of the output contract: its one name in every output (dump JSON and JSONL, the scan's Parquet,
+    the report), its Arrow type on the columnar path (``json`` for nested values that only the JSON outputs carry)
+    and what it holds."""
+
+    name: str
+    arrow: str
+    doc: str
+
+
+#: The batch model's fields (magic 2 batches and legacy entries), in dump JSON order, named as DumpLogSegments
+#: words them. ``engine.rows.entry_row`` writes them (except ``control_type``); the scan's ``batches`` table
+#: (``reading.batch_scan.BATCH_COLUMNS``) carries the columns named in ``SCAN_BATCH_FIELDS``. An output may
+#: null a Kafka sentinel (-1) or keep it, but always the same way for one field within one output.
+BATCH_FIELDS: tuple[OutputField, ...] = (
+    OutputField("position", "int64", "byte position of the entry in its segment"),
+    OutputField("base_offset", "int64", "first offset (a legacy wrapper's first inner offset)"),
+    OutputField("last_offset", "int64", "baseOffset + lastOffsetDelta (a legacy entry's stored offset)"),
+    OutputField("count", "int32", "records in the batch (recordsCount; a legacy wrapper's inner messages)"),
+    OutputField("size", "int32", "bytes on disk, the 12-byte offset/length prefix included"),
+    OutputField("magic", "int8", "format version: 2, or 0/1 for legacy messages"),
+    OutputField("compression", "string", "codec label (storage.codecs), from attribute bits 0-2"),
+    OutputField("timestamp_type", "string", "CreateTime / LogAppendTime / NoTimestampType (attribute bit 3)"),
+    OutputField("base_timestamp", "int64", "the batch's base timestamp (a legacy message's timestamp in the scan)"),
+    OutputField("max_timestamp", "int64", "the batch's max timestamp"),
+    OutputField("partition_leader_epoch", "int32", "leader epoch of the appending leader (-1: none)"),
+    OutputField("producer_id", "int64", "idempotent producer id (-1: none)"),
+    OutputField("producer_epoch", "int16", "producer epoch (-1: none)"),
+    OutputField("base_sequence", "int32", "first record's sequence (-1: none)"),
+    OutputField("last_sequence", "int32", "base sequence + lastOffsetDelta, wrapping at Int32 max (storage.sequence)"),
+    OutputField("is_transactional", "bool", "attribute bit 4"),
+    OutputField("is_control", "bool", "attribute bit 5: the batch holds control records (markers, raft)"),
+    OutputField("control_type", "string", "a control batch's marker type (COMMIT, ABORT, ...)"),
+    OutputField("delete_horizon_ms", "int64", "attribute bit 6: the base timestamp is the delete horizon"),
+    OutputField("attributes", "int16", "the raw attribute bits"),
+    OutputField("crc", "int64", "stored CRC-32C (magic 2) or CRC-32 (legacy)"),
+    OutputField("crc_valid", "bool", "whether the stored CRC matches the bytes (null: not checked)"),
+)
+
+#: The batch fields the scan's ``batches`` table holds, in its column order (after log_dir, topic, partition,
+#: segment).
+SCAN_BATCH_FIELDS: tuple[str, ...] = (
+    "position", "base_offset", "last_offset", "size", "magic", "compression", "crc", "crc_valid",
+    "partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence", "last_sequence", "is_transactional",
+    "is_control", "control_type", "timestamp_type", "base_timestamp", "max_timestamp", "count",
+)
+
+#: The record model's fields, in dump JSON order (``engine.rows.record_row``); records have no columnar output.
+RECORD_FIELDS: tuple[OutputField, ...] = (
+    OutputField("offset", "int64", "the record's offset"),
+    OutputField("position", "int64", "byte position of the record (in the decompressed payload if compressed)"),
+    OutputField("timestamp", "int64", "the record's timestamp"),
+    OutputField("key_size", "int32", "key length, -1 for a null key"),
+    OutputField("value_size", "int32", "value length, -1 for a null value"),
+    OutputField("sequence", "int32", "magic 2: base sequence + offset delta, wrapping"),
+    OutputField("header_keys", "json", "magic 2: the header keys"),
+    OutputField("magic", "int8", "legacy: the inner message's magic"),
+    OutputField("crc", "int64", "legacy: the inner message's CRC"),
+    OutputField("crc_valid", "bool", "legacy: whether it matches"),
+    OutputField("control", "json", "a control record's key (and raft message)"),
+    OutputField("key", "json", "the key, decoded as asked (--print-data)"),
+    OutputField("value", "json", "the value, decoded as asked"),
+    OutputField("headers", "json", "magic 2: the headers, decoded as asked"),
+    OutputField("decoded", "json", "an internal topic's record, decoded (schema.topic_records)"),
+)
+
+
+def field_types(fields: tuple[OutputField, ...], names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``(name, arrow type)`` of the fields ``names``, in that order (a columnar output's schema)."""
+    by_name = {f.name: f for f in fields}
+    return tuple((name, by_name[name].arrow) for name in names)
+
+
 @dataclass(slots=True, frozen=True)
 class OffsetIndexEntry:
     """One ``.index`` entry, with the offset made absolute."""

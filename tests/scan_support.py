@@ -43,13 +43,14 @@ def expected_batch_rows(expected: dict[str, Any], log_dir: str) -> list[dict[str
                 rows.append({
                     "log_dir": log_dir, "topic": topic, "partition": int(number), "segment": name,
                     "position": b["position"], "base_offset": b["baseOffset"], "last_offset": b["lastOffset"],
-                    "size": b["sizeInBytes"], "magic": b["magic"], "codec": b["compression"], "crc": b["crc"],
-                    "crc_valid": b["crcValid"], "leader_epoch": opt(b["partitionLeaderEpoch"]),
+                    "size": b["sizeInBytes"], "magic": b["magic"], "compression": b["compression"],
+                    "crc": b["crc"], "crc_valid": b["crcValid"],
+                    "partition_leader_epoch": opt(b["partitionLeaderEpoch"]),
                     "producer_id": opt(b["producerId"]), "producer_epoch": opt(b["producerEpoch"]),
                     "base_sequence": opt(b["baseSequence"]), "last_sequence": opt(b["lastSequence"]),
-                    "transactional": b["isTransactional"], "control": b["isControl"],
+                    "is_transactional": b["isTransactional"], "is_control": b["isControl"],
                     "timestamp_type": b["timestampType"], "max_timestamp": b["maxTimestamp"],
-                    "record_count": b["recordCount"], "control_type": b.get("controlType"),
+                    "count": b["recordCount"], "control_type": b.get("controlType"),
                 })
     return rows
 

@@ -21,7 +21,15 @@ from typing import Any
 import numpy as np
 
 from kafkatool.errors import DecodeError, UnreadableInputError
-from kafkatool.model import Defect, LegacyBatch, RecordBatch, TimestampType
+from kafkatool.model import (
+    BATCH_FIELDS,
+    SCAN_BATCH_FIELDS,
+    Defect,
+    LegacyBatch,
+    RecordBatch,
+    TimestampType,
+    field_types,
+)
 from kafkatool.reading.columns import SegmentColumns, scan_buffer
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
@@ -34,15 +42,11 @@ from kafkatool.storage.boundary import confirmed_batch_start
 from kafkatool.storage.codecs import KNOWN_CODEC_BY_BITS
 from kafkatool.storage.sequence import increment_sequences
 
-# The batch table's columns, in order, with their Arrow types (the fleet layer builds its schema from this).
+# The batch table's columns, in order, with their Arrow types (the fleet layer builds its schema from this): the
+# partition's own, then the batch model's (``model.SCAN_BATCH_FIELDS``, named as in dump JSON).
 BATCH_COLUMNS: tuple[tuple[str, str], ...] = (
     ("log_dir", "string"), ("topic", "string"), ("partition", "int32"), ("segment", "string"),
-    ("position", "int64"), ("base_offset", "int64"), ("last_offset", "int64"), ("size", "int32"),
-    ("magic", "int8"), ("codec", "string"), ("crc", "int64"), ("crc_valid", "bool"),
-    ("leader_epoch", "int32"), ("producer_id", "int64"), ("producer_epoch", "int16"),
-    ("base_sequence", "int32"), ("last_sequence", "int32"), ("transactional", "bool"), ("control", "bool"),
-    ("control_type", "string"), ("timestamp_type", "string"), ("first_timestamp", "int64"),
-    ("max_timestamp", "int64"), ("record_count", "int32"),
+    *field_types(BATCH_FIELDS, SCAN_BATCH_FIELDS),
 )
 COLUMN_NAMES = tuple(name for name, _ in BATCH_COLUMNS)
 SORT_KEY = ("log_dir", "topic", "partition", "segment", "position")
@@ -174,16 +178,16 @@ def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list
     columns = {
         "position": positions, "base_offset": base.tolist(), "last_offset": (base + delta).tolist(),
         "size": (h["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD).tolist(), "magic": h["magic"].tolist(),
-        "codec": _CODEC_BY_BITS[attrs & rb.CODEC_MASK].tolist(), "crc": h["crc"].tolist(),
+        "compression": _CODEC_BY_BITS[attrs & rb.CODEC_MASK].tolist(), "crc": h["crc"].tolist(),
         "crc_valid": cols.crc_valid.tolist() if cols.crc_valid is not None else [None] * n,
-        "leader_epoch": nullable(epoch, epoch == -1), "producer_id": nullable(pid, pid == -1),
+        "partition_leader_epoch": nullable(epoch, epoch == -1), "producer_id": nullable(pid, pid == -1),
         "producer_epoch": nullable(pepoch, pepoch == -1), "base_sequence": nullable(seq, absent),
         "last_sequence": nullable(last_seq, absent),
-        "transactional": ((attrs & rb.TRANSACTIONAL_FLAG) != 0).tolist(), "control": control.tolist(),
+        "is_transactional": ((attrs & rb.TRANSACTIONAL_FLAG) != 0).tolist(), "is_control": control.tolist(),
         "control_type": control_types,
         "timestamp_type": _TIMESTAMP_BY_BIT[((attrs & rb.TIMESTAMP_TYPE_FLAG) != 0).astype(np.int64)].tolist(),
-        "first_timestamp": h["base_timestamp"].tolist(), "max_timestamp": h["max_timestamp"].tolist(),
-        "record_count": h["records_count"].tolist(),
+        "base_timestamp": h["base_timestamp"].tolist(), "max_timestamp": h["max_timestamp"].tolist(),
+        "count": h["records_count"].tolist(),
     }
     return {name: columns[name] for name in _ROW_COLUMNS}
 
