@@ -2,8 +2,9 @@
 what each election would lose.
 
 Models the OffsetsForLeaderEpoch exchange of ``AbstractFetcherThread`` (``getOffsetTruncationState``,
-repeated until truncation completes) over ``LeaderEpochFileCache.endOffsetFor`` on both sides, with
-``UnifiedLog.truncateTo`` cutting the follower's log and epoch cache between rounds. Current Kafka's
+``storage.truncation``'s rule as in the replication model, repeated until truncation completes) over
+``LeaderEpochFileCache.endOffsetFor`` on both sides, with ``UnifiedLog.truncateTo`` cutting the follower's
+log and epoch cache between rounds. Current Kafka's
 diverging-epoch fetch reaches the same offsets. A candidate that is not the current leader first adds
 the entry (next leader epoch, its log end offset), as ``Partition.makeLeader`` does. Pure: it works on
 the replicas' loaded state.
@@ -14,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kafkatool.storage import LeaderEpochCache
-
-UNDEFINED = -1
+from kafkatool.storage import UNDEFINED_EPOCH, LeaderEpochCache
+from kafkatool.storage.truncation import offset_truncation_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,19 +136,12 @@ def truncate(leader: Replica, follower: Replica, leader_epochs: list[tuple[int, 
     rounds: list[Round] = []
     for _ in range(64):
         latest = epochs.latest_epoch()
-        request = UNDEFINED if latest is None else latest
+        request = UNDEFINED_EPOCH if latest is None else latest
         resp_epoch, resp_end = on_leader.end_offset_for(request, leader.log_end_offset)
         before = leo
-        if resp_end == UNDEFINED:
-            target, done = min(follower.high_watermark, leo), True
-        else:
-            mine = epochs.end_offset_for(resp_epoch, leo)
-            if mine[0] == UNDEFINED:
-                target, done = min(resp_end, leo), True
-            elif mine[0] != resp_epoch:
-                target, done = min(mine[1], leo), False
-            else:
-                target, done = min(mine[1], resp_end, leo), True
+        # The initial fetch offset is the HW, which a loaded log never holds above its end (UnifiedLog).
+        state = offset_truncation_state(resp_epoch, resp_end, epochs, leo, min(follower.high_watermark, leo))
+        target, done = state.offset, state.truncation_completed
         leo = min(leo, target)
         epochs.truncate_from_end(leo)
         rounds.append(Round(request, resp_epoch, resp_end, before, target, done, epochs.pairs()))
