@@ -9,6 +9,7 @@ once, so the three cannot drift apart.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from kafkatool.engine.check import check_broker_identity, check_log_dir
@@ -17,7 +18,7 @@ from kafkatool.errors import UsageError
 from kafkatool.model import Defect, LogDirData, PartitionData
 from kafkatool.reading.files import read_text
 from kafkatool.reading.restart_inputs import read_swaps
-from kafkatool.storage.severity import SEVERITY_RANK
+from kafkatool.storage.severity import SEVERITIES, SEVERITY_RANK, at_least
 
 Row = dict[str, Any]
 
@@ -51,6 +52,23 @@ def replay_defects(result: ReplayResult, directory: str) -> list[Defect]:
     return out
 
 
+def defect_row(d: Defect) -> Row:
+    """A defect of the inputs as the ``defects`` rows of the ``groups`` and ``transactions`` documents."""
+    return {"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
+
+
+def record_problem_row(file: str, problem: Row) -> Row:
+    """A record of an internal topic that its replay could not use (``{"offset", "position", "reason"}``), as a
+    ``defects`` row."""
+    return {"file": file, "position": problem["position"], "field": f"record {problem['offset']}",
+            "reason": problem["reason"]}
+
+
+def segment_defect_rows(parts: Iterable[PartitionData]) -> list[Row]:
+    """The segments' defects of these partitions (informational notes left out), as ``defects`` rows."""
+    return [defect_row(d) for part in parts for seg in part.segments for d in seg.defects if d.severity != "info"]
+
+
 def sort_findings(rows: list[Row]) -> list[Row]:
     """Sort in place, most severe first, then by log dir, file and position (``check``'s order); returns them."""
     rows.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], r["log_dir"], r["file"], r["position"] or 0))
@@ -65,12 +83,12 @@ def worst_first(rows: list[Row]) -> list[Row]:
 
 def at_or_above(rows: list[Row], floor: str) -> list[Row]:
     """The rows whose severity reaches ``floor`` (``info``, ``warning`` or ``error``)."""
-    return [r for r in rows if SEVERITY_RANK[r["severity"]] >= SEVERITY_RANK[floor]]
+    return [r for r in rows if at_least(r["severity"], floor)]
 
 
 def severity_counts(rows: list[Row]) -> dict[str, int]:
     """How many rows of each severity, most severe first."""
-    return {s: sum(1 for f in rows if f["severity"] == s) for s in ("error", "warning", "info")}
+    return {s: sum(1 for f in rows if f["severity"] == s) for s in reversed(SEVERITIES)}
 
 
 def log_dir_findings(data: LogDirData, log_dir: str | None = None) -> list[Row]:

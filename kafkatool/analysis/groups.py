@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkatool.analysis.findings import defect_row, record_problem_row, segment_defect_rows
 from kafkatool.engine.groups import PartitionEnds, group_rows, offset_rows, replay_offsets
 from kafkatool.engine.replay import replay
 from kafkatool.errors import UsageError
@@ -44,14 +45,9 @@ def groups_document(paths: list[str], *, group: str | None = None) -> dict[str, 
         where = ", ".join(p.directory for p in offset_parts)
         raise UsageError(f"groups --group {group}: no such group in {where}"
                          + (f" (groups there: {listed})" if known else " (it holds no group)"))
-    defects = [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason} for d in dir_defects]
-    defects += [{"file": p["partition"], "position": p["position"], "field": f"record {p['offset']}",
-                 "reason": p["reason"]} for p in state.problems]
-    for p in parts:
-        if p.topic == OFFSETS_TOPIC or (p.topic, p.partition) in ends:
-            for seg in p.data.segments:
-                defects += [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
-                            for d in seg.defects if d.severity != "info"]
+    defects = [defect_row(d) for d in dir_defects]
+    defects += [record_problem_row(p["partition"], p) for p in state.problems]
+    defects += segment_defect_rows(p.data for p in parts if p.topic == OFFSETS_TOPIC or (p.topic, p.partition) in ends)
     return {
         "log_dirs": paths, "coordinator_partitions": [p.directory for p in offset_parts],
         "offsets_records": state.records, "groups": groups, "offsets": offsets,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kafkatool.analysis.producers import entry_document
 from kafkatool.engine.producer_state import Anomaly
 from kafkatool.engine.replay import ReplayError, ReplayResult, replay
 from kafkatool.engine.swaps import log_after_swaps
@@ -17,10 +18,6 @@ from kafkatool.reading.restart_inputs import read_swap_segments
 
 #: Kafka's ``transaction.max.timeout.ms`` default: an open transaction older than this is hanging.
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
-
-
-def _opt(v: int) -> int | None:
-    return None if v == -1 else v
 
 
 def replay_partition_dir(path: Path, *, from_snapshot: str | int | None, until: int | None,
@@ -51,19 +48,7 @@ def replay_document(result: ReplayResult, *, directory: str, topic: str, partiti
                     high_watermark: int | None, now: int, timeout_ms: int) -> dict[str, Any]:
     """The replay as a stable JSON-ready document."""
     m = result.manager
-    producers = []
-    for pid in m.order.order():
-        e = m.producers[pid]
-        producers.append({
-            "producer_id": pid, "producer_epoch": e.producer_epoch, "coordinator_epoch": _opt(e.coordinator_epoch),
-            "first_sequence": _opt(e.first_seq), "last_sequence": _opt(e.last_seq),
-            "first_offset": _opt(e.first_data_offset), "last_offset": _opt(e.last_data_offset),
-            "last_offset_delta": e.last_offset_delta, "last_timestamp": _opt(e.last_timestamp),
-            "current_txn_first_offset": e.current_txn_first_offset,
-            "cached_batches": [{"first_sequence": b.first_seq, "last_sequence": b.last_seq,
-                                "first_offset": b.first_offset, "last_offset": b.last_offset,
-                                "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches],
-        })
+    producers = [entry_document(pid, m.producers[pid]) for pid in m.order.order()]
     items = []
     for t in sorted(m.transactions, key=lambda t: t.first_offset):
         state = "open" if t.aborted is None else "aborted" if t.aborted else "committed"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kafkatool.analysis.restart import partitions_there
 from kafkatool.engine.divergence import Batch, Election, Pair, Replica, analyse_election, analyse_pair
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import UnreadableInputError, UsageError
@@ -22,10 +23,9 @@ def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replic
     result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition)
     loaded = [p for p in result.partitions if p.directory == partition]
     if not loaded:
-        there = sorted(p.directory for p in inputs.log_dir.partitions)
+        there = partitions_there([p.directory for p in inputs.log_dir.partitions])
         raise UsageError(f"--partition {partition}: broker {broker}'s {log_dir} holds no such partition directory "
-                         f"({'partitions there: ' + ', '.join(there[:20]) if there else 'it holds none'}"
-                         f"{f' and {len(there) - 20} more' if len(there) > 20 else ''})")
+                         f"({there})")
     state = loaded[0]
     if state.outcome != "loaded" or state.log_end_offset is None:
         raise UnreadableInputError(str(log_dir), f"{partition} does not load: {state.error}")

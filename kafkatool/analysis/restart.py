@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kafkatool.analysis.producers import entry_document
 from kafkatool.engine.restart import PartitionRestart, RestartResult
 from kafkatool.model import LogDirData, TopicPartition
 from kafkatool.reading.files import read_bytes
@@ -21,8 +22,12 @@ from kafkatool.schema.filenames import (
 SCHEMA_VERSION = 1
 
 
-def _opt(v: int) -> int | None:
-    return None if v == -1 else v
+def partitions_there(names: list[str], most: int = 20) -> str:
+    """The partition directories a log dir holds, for a message that names one it does not: the first ``most``
+    sorted, and how many more."""
+    there = sorted(names)
+    more = f" and {len(there) - most} more" if len(there) > most else ""
+    return f"{'partitions there: ' + ', '.join(there[:most]) if there else 'it holds none'}{more}"
 
 
 def partition_document(p: PartitionRestart) -> dict[str, Any]:
@@ -37,16 +42,8 @@ def partition_document(p: PartitionRestart) -> dict[str, Any]:
         "segments": [{"base_offset": s.base_offset, "size_bytes": s.size_bytes, "next_offset": s.next_offset,
                       "file": s.file} for s in p.segments],
         "leader_epochs": [{"epoch": e.epoch, "start_offset": e.start_offset} for e in p.leader_epochs],
-        "producers": [{
-            "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
-            "coordinator_epoch": _opt(e.coordinator_epoch), "first_sequence": _opt(e.first_seq),
-            "last_sequence": _opt(e.last_seq), "first_data_offset": _opt(e.first_data_offset),
-            "last_data_offset": _opt(e.last_data_offset), "last_offset_delta": e.last_offset_delta,
-            "last_timestamp": _opt(e.last_timestamp), "current_txn_first_offset": e.current_txn_first_offset,
-            "cached_batches": [{"first_sequence": b.first_seq, "last_sequence": b.last_seq,
-                                "first_offset": b.first_offset, "last_offset": b.last_offset,
-                                "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches],
-        } for e in p.producers],
+        "producers": [entry_document(e.producer_id, e, offset_fields=("first_data_offset", "last_data_offset"))
+                      for e in p.producers],
         "snapshot_files_after": p.snapshot_files_after,
         "loss": {"records": p.loss.records, "batches": p.loss.batches, "bytes": p.loss.bytes,
                  "offsets": None if p.loss.offsets is None else {"from": p.loss.offsets[0], "to": p.loss.offsets[1]},

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkatool.analysis.findings import defect_row, record_problem_row, segment_defect_rows
 from kafkatool.engine.replay import replay
 from kafkatool.engine.transactions import (
     PartitionReplay,
@@ -35,14 +36,9 @@ def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int,
     clock = now if now is not None else max(newest, default=0)
     found = find_transactions(log, replays, now=clock, timeout_ms=timeout_ms, bootstrap=bootstrap,
                               have_log=bool(log_parts))
-    defects = [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
-               for d in dir_defects]
-    defects += [{"file": f"{p['partition']}", "position": p["position"], "field": f"record {p['offset']}",
-                 "reason": p["reason"]} for p in log.problems]
-    for p in parts:
-        for seg in p.data.segments:
-            defects += [{"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
-                        for d in seg.defects if d.severity != "info"]
+    defects = [defect_row(d) for d in dir_defects]
+    defects += [record_problem_row(f"{p['partition']}", p) for p in log.problems]
+    defects += segment_defect_rows(p.data for p in parts)
     return {
         "log_dirs": paths, "now": clock, "transaction_timeout_ms": timeout_ms,
         "coordinator_partitions": [p.directory for p in log_parts], "transaction_log_records": log.records,

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import typer
 
-from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError
+from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.reading.files import explain_missing
 from kafkatool.render.output import Diagnostics
 
@@ -31,6 +31,14 @@ class FailOn(StrEnum):
     never = "never"
 
 T = TypeVar("T")
+
+
+def parse_broker_ids(value: str | None) -> list[int] | None:
+    """``--isr``'s comma-separated broker ids (``None`` when not given or empty)."""
+    try:
+        return [int(x) for x in value.split(",")] if value else None
+    except ValueError:
+        raise UsageError(f"--isr expects comma-separated broker ids, not {value!r}") from None
 
 
 def run_guarded(body: Callable[[], int]) -> None:

@@ -14,8 +14,8 @@ import typer
 
 from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS
 from kafkatool.analysis.report import build_report
-from kafkatool.commands.common import run_guarded
-from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
+from kafkatool.commands.common import parse_broker_ids, run_guarded
+from kafkatool.errors import ExitCode, UnreadableInputError
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.render.html_report import render_html
 from kafkatool.render.output import Diagnostics
@@ -55,10 +55,7 @@ def command(
                 raise UnreadableInputError(p, "not a log dir or partition directory")
         target = Path(out)
         prepare_output_file(target, [Path(p) for p in paths], force=force)
-        try:
-            members = [int(x) for x in isr.split(",")] if isr else None
-        except ValueError:
-            raise UsageError(f"--isr expects comma-separated broker ids, not {isr!r}") from None
+        members = parse_broker_ids(isr)
         total = 2 * segment_bytes(paths)
         with byte_progress(total, "reading and analysing", enabled=wants_progress(total, quiet=quiet)) as advance:
             doc = build_report(paths, now=now, timeout_ms=transaction_timeout_ms, leader=leader, isr=members,

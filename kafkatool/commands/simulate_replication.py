@@ -11,7 +11,7 @@ import typer
 
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.replication import replication_document
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import parse_broker_ids, run_guarded
 from kafkatool.engine.replication import ScenarioError, run
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
@@ -45,10 +45,7 @@ def real_data(replica: list[str], partition: str | None, leader: int | None, isr
     """The replica-set mode: pairs and elections from the brokers' log dirs."""
     if partition is None or leader is None:
         raise UsageError("--replica needs --partition TOPIC-N and --leader BROKER_ID")
-    try:
-        members = [int(x) for x in isr.split(",")] if isr else []
-    except ValueError:
-        raise UsageError(f"--isr expects comma-separated broker ids, not {isr!r}") from None
+    members = parse_broker_ids(isr) or []
     replicas = parse_replicas(replica)
     doc = analyse(replicas, partition=partition, leader=leader, isr=members or sorted(replicas),
                   leader_epoch=leader_epoch, now=now if now is not None else int(time.time() * 1000))

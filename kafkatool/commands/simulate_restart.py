@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kafkatool.analysis.restart import recovered_tree, restart_document
+from kafkatool.analysis.restart import partitions_there, recovered_tree, restart_document
 from kafkatool.commands.common import run_guarded
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import ExitCode, UsageError
@@ -79,10 +79,8 @@ def command(
         if inputs.single_partition and partition is not None and partition != inputs.log_dir.partitions[0].directory:
             raise UsageError(f"{log_dir} is the partition {inputs.log_dir.partitions[0].directory}, not {partition}")
         if partition is not None and not any(p.directory == partition for p in inputs.log_dir.partitions):
-            there = sorted(p.directory for p in inputs.log_dir.partitions)
-            raise UsageError(f"--partition {partition}: no such partition directory in {log_dir} "
-                             f"({'partitions there: ' + ', '.join(there[:20]) if there else 'it holds none'}"
-                             f"{f' and {len(there) - 20} more' if len(there) > 20 else ''})")
+            there = partitions_there([p.directory for p in inputs.log_dir.partitions])
+            raise UsageError(f"--partition {partition}: no such partition directory in {log_dir} ({there})")
         clock = now if now is not None else int(time.time() * 1000)
         options = RestartOptions(now=clock, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
                                  recovery_point=recovery_point, index_interval_bytes=index_interval_bytes,
