@@ -1,6 +1,6 @@
 """The partition's brokers together: what each broker's ``ReplicaManager`` does with the events.
 
-Ties the parts together as Kafka's ``ReplicaManager`` (trunk at 1eb76443, cited as RM:line) and the KRaft
+Ties the parts together as Kafka's ``ReplicaManager`` (trunk at 1eb76443) and the KRaft
 controller do: a produce appends on the leader's ``Partition`` and waits in ``DelayedProduce``; a fetch runs
 the follower's fetcher against the leader's ``Partition``; a crash, a restart and an election change the
 brokers, the controller's record and who leads (``makeLeader`` / ``makeFollower``). Each rule lives in the
