@@ -40,7 +40,7 @@ def _time_slots(data: bytes, base_offset: int) -> dls.IndexSlots:
     return dls.IndexSlots(base_offset, len(data), slots)
 
 
-def _aborted_txns(data: bytes, base_offset: int) -> list[AbortedTxn]:
+def _aborted_txns(data: bytes) -> list[AbortedTxn]:
     """Whole entries of a ``.txnindex``, in file order."""
     from kafkatool.schema import txn_index
 
@@ -49,11 +49,11 @@ def _aborted_txns(data: bytes, base_offset: int) -> list[AbortedTxn]:
 
 def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | None]:
     """Producers of a ``.snapshot`` or the ``CorruptSnapshotException`` message Kafka would print."""
-    corrupt = dls.snapshot_corruption(data)
-    if corrupt is not None:
-        return None, corrupt
     from kafkatool.schema import producer_snapshot
 
+    corrupt = producer_snapshot.snapshot_corruption(data)
+    if corrupt is not None:
+        return None, corrupt
     return list(producer_snapshot.parse_producer_snapshot(data).entries), None
 
 
@@ -80,8 +80,7 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         return dls.dump_snapshot(path, entries, corrupt, layout=session.layout)
     if kind == "txnindex":
         data = siblings.read_if_exists(path)
-        base = dls.base_offset_of(path)
-        return dls.dump_txn_index(path, None if data is None else _aborted_txns(data, base))
+        return dls.dump_txn_index(path, None if data is None else _aborted_txns(data))
     base = dls.base_offset_of(path)
     log_path = dls.sibling_path(path, dls.LOG_SUFFIX)
     with siblings.mapped_if_exists(log_path) as log_buf:

@@ -10,13 +10,18 @@ What is modeled, class by class:
   the message of the exception that ended the run, if any).
 - ``FileRecords`` / ``FileLogInputStream`` / ``FileChannelRecordBatch`` -> :class:`FileRecordsView` and
   :class:`FileBatch`: the exact framing rules (stop when 17 bytes or fewer remain, throw on a size below
-  14, stop quietly on a partial entry), slices and their error messages. Entry contents are decoded by
-  the schema layer.
+  14, stop quietly on a partial entry), slices and their error messages.
 - ``OffsetIndex`` / ``TimeIndex`` (``AbstractIndex``) -> entry counts, ``lookup`` (including its
   warm-section binary search over zero-filled slots) and ``sanityCheck`` messages.
-- ``StringDecoder`` -> :func:`java_utf8`, which replaces malformed UTF-8 exactly as Java's decoder does.
-- The generated JSON converters of the KRaft control records (LeaderChange, SnapshotHeader/Footer,
-  KRaftVersion, KRaftVoters) -> :func:`kraft_control_json`.
+- ``printBatchLevel`` / ``dumpBatchRecords`` / ``printControlRecord`` and the generated JSON converters'
+  output (Jackson's compact text) -> the line layout of each batch, record and control record.
+
+This module decodes no bytes (``tests/unit/test_dls_layering.py`` checks it): framing reads, batch headers and
+records come from :mod:`kafkatool.schema.file_records` (Kafka's lenient record walk, with Java's exception
+messages, is :mod:`kafkatool.schema.record_walk`), legacy messages from :mod:`kafkatool.schema.legacy`, control
+records from :mod:`kafkatool.schema.control` and :mod:`kafkatool.schema.kraft_control`, Java's UTF-8 decoder
+(:func:`java_utf8`) from :mod:`kafkatool.schema.java`, snapshot checks from
+:mod:`kafkatool.schema.producer_snapshot`; index and snapshot entries arrive decoded from the caller.
 
 Paths are printed as the caller names them; Kafka prints absolute paths in some places (summary headers,
 exception messages) and the caller is expected to name files relative to where the user ran the tool.
@@ -40,7 +45,7 @@ from kafkatool.model import (
     RecordBatch,
     increment_sequence,
 )
-from kafkatool.schema import file_records, log_segment
+from kafkatool.schema import file_records, log_segment, offset_index, time_index
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.control import is_transaction_marker_key, parse_control_record
 from kafkatool.schema.java import JavaException, java_utf8
@@ -51,12 +56,11 @@ from kafkatool.storage.java_hash import string_hash_map_order
 INT_MAX = 0x7FFFFFFF
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 RECORD_OVERHEAD_V0 = log_segment.RECORD_OVERHEAD_V0
-HEADER_SIZE_UP_TO_MAGIC = log_segment.HEADER_SIZE_UP_TO_MAGIC
+HEADER_SIZE_UP_TO_MAGIC = file_records.ENTRY_HEAD_SIZE
 LOG_OVERHEAD = rb.LOG_OVERHEAD
 RECORD_BATCH_OVERHEAD = rb.HEADER_SIZE
-OFFSET_INDEX_ENTRY = 8
-TIME_INDEX_ENTRY = 12
-ABORTED_TXN_SIZE = 34
+OFFSET_INDEX_ENTRY = offset_index.ENTRY_SIZE
+TIME_INDEX_ENTRY = time_index.ENTRY_SIZE
 RECORD_INDENT = "|"
 
 LOG_SUFFIX = ".log"
