@@ -1,5 +1,6 @@
 """Findings as rows, in one place: ``check``'s defects located in their log dir, the order every output lists
-them in, severity floors, and the ``expect.json`` comparison.
+them in, severity floors and counts, the ``expect.json`` comparison, and the ``defects`` rows of the
+``groups`` and ``transactions`` documents.
 
 ``check``, ``report`` and the fleet ``scan`` all produce findings from the same engine (``engine.check``, which
 models what Kafka's ``LogManager`` / ``LogLoader`` will do with each file); this module turns them into rows

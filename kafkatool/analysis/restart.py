@@ -13,6 +13,7 @@ from kafkatool.model import LogDirData, TopicPartition
 from kafkatool.reading.files import read_bytes
 from kafkatool.schema import checkpoint
 from kafkatool.schema.filenames import (
+    CLUSTER_METADATA_TOPIC,
     LOG_START_OFFSET_CHECKPOINT,
     META_PROPERTIES,
     RECOVERY_POINT_CHECKPOINT,
@@ -79,7 +80,7 @@ def recovered_tree(result: RestartResult, data: LogDirData, source: Path) -> dic
             elif f.copy_from is not None:
                 tree[f.path] = read_bytes(source / f.copy_from, f.length)
     loaded = [p for p in result.partitions if p.outcome == "loaded" and p.partition is not None
-              and p.topic != "__cluster_metadata"]
+              and p.topic != CLUSTER_METADATA_TOPIC]
     if data.meta_properties is not None and (source / META_PROPERTIES).is_file():
         tree[META_PROPERTIES] = read_bytes(source / META_PROPERTIES)
     if loaded:

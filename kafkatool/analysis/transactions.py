@@ -15,11 +15,12 @@ from kafkatool.engine.transactions import (
     transaction_rows,
 )
 from kafkatool.reading.partitions import read_partitions
+from kafkatool.schema.filenames import CLUSTER_METADATA_TOPIC
 from kafkatool.schema.topic_records import decoder_named
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
 
 #: Topics that are not data partitions: their producer state holds no user transaction.
-SKIPPED_TOPICS = frozenset({TRANSACTION_TOPIC, "__cluster_metadata"})
+SKIPPED_TOPICS = frozenset({TRANSACTION_TOPIC, CLUSTER_METADATA_TOPIC})
 
 
 def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int, bootstrap: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from kafkatool.model import (
 from kafkatool.schema.filenames import (
     CLEAN_SHUTDOWN,
     CLEANED_SUFFIX,
+    CLUSTER_METADATA_TOPIC,
     DELETED_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -40,7 +41,6 @@ from kafkatool.schema.filenames import (
     SWAP_SUFFIX,
     offset_from_name,
 )
-from kafkatool.storage.severity import SEVERITY_RANK
 
 # Reading defects and the severity they carry in a data directory.
 READ_SEVERITY: dict[str, Severity] = {
@@ -76,21 +76,9 @@ def _offsets(data: LogDirData, tp: TopicPartition | None) -> PartitionOffsets:
                             get(LOG_START_OFFSET_CHECKPOINT))
 
 
-def check_log_dirs(dirs: list[LogDirData]) -> list[Defect]:
-    """Every finding for one broker's log dirs (cross-dir checks included)."""
-    out: list[Defect] = []
-    for data in dirs:
-        out += check_log_dir(data)
-    out += check_broker_identity(dirs)
-    return out
-
-
-METADATA_TOPIC = "__cluster_metadata"
-
-
 def _managed(part: PartitionData) -> bool:
     """Partitions ``LogManager`` loads and checkpoints (the KRaft metadata log is the raft layer's own)."""
-    return part.topic_partition is not None and part.topic_partition.topic != METADATA_TOPIC
+    return part.topic_partition is not None and part.topic_partition.topic != CLUSTER_METADATA_TOPIC
 
 
 def check_log_dir(data: LogDirData, swaps: dict[str, dict[int, SegmentData]] | None = None) -> list[Defect]:
@@ -514,8 +502,3 @@ def check_broker_identity(dirs: list[LogDirData]) -> list[Defect]:
                       "refuses to start (a copied log dir?)", "error", field="directory.id"))
     return out
 
-
-def at_least(defects: Iterable[Defect], severity: str) -> list[Defect]:
-    """The findings at or above ``severity``."""
-    floor = SEVERITY_RANK[severity]
-    return [d for d in defects if SEVERITY_RANK[d.severity] >= floor]
