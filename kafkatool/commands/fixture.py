@@ -1,8 +1,8 @@
 """``kafkatool fixture``: build small, deterministic Kafka log dirs, healthy or damaged, for tests and drills.
 
-``list`` names the scenarios; ``build`` writes one into a directory. The scenarios and the writer that
-lays files out as Kafka's ``UnifiedLog`` / ``LogSegment`` / ``ProducerStateManager`` would live in
-:mod:`kafkatool.writing.fixtures`.
+``list`` names the scenarios; ``build`` writes one into a directory. The scenarios live in
+:mod:`kafkatool.writing.fixture_recipes`, the writer that lays files out as Kafka's ``UnifiedLog`` /
+``LogSegment`` / ``ProducerStateManager`` would in :mod:`kafkatool.writing.fixture_writer`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import typer
 from kafkatool.commands.common import run_guarded
 from kafkatool.commands.help_style import ManStyleCommand
 from kafkatool.errors import UnreadableInputError
-from kafkatool.writing.fixtures import SCENARIOS, build_scenario, get_scenario
+from kafkatool.writing.fixture_recipes import SCENARIOS, build_scenario, get_scenario
 
 app = typer.Typer(
     name="fixture",
