@@ -35,7 +35,7 @@ from kafkatool.schema.filenames import (
     offset_from_name,
     parse_partition_dir,
 )
-from kafkatool.schema.topic_records import DecodeFn, decoder_for_topic, decoder_named, decoders
+from kafkatool.schema.topic_records import DecodeFn, RecordDefect, decoder_for_topic, decoder_named, decoders
 
 #: The kinds ``--kind`` can force, by their output label.
 ForcedKind = StrEnum("ForcedKind", {k.value: k.value for k in FileKind  # type: ignore[misc]
@@ -173,10 +173,8 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
             out.row(row)
             count += 1
             for rec in row.get("records") or () if topic_dec is not None else ():
-                for reason in rec.get("decoded", {}).get("defects", ()):
-                    field, _, why = reason.partition(": ")
-                    d = Defect("record-decode", name, rec["position"], f"record {rec['offset']} {field}", why,
-                               "warning")
+                for found in rec.get("decoded", {}).get("defects", ()):
+                    d = _record_defect(name, rec, found)
                     defects.append(d)
                     out.row(rows.defect_row(d))
     advance(_log_bytes(path, opts.max_bytes) - counted)
@@ -189,6 +187,13 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     out.end_file({"entries": count, "next_offset": None if last is None else last.last_offset + 1,
                   "defects": len([d for d in defects if d.severity != "info"])})
     return defects
+
+
+def _record_defect(name: str, rec: rows.Row, found: RecordDefect) -> Defect:
+    """A record's decoding defect (``schema.topic_records.RecordDefect``) as a file defect, located at the record.
+    A defect naming no field is worded as it always was: its reason where the field goes, no reason after."""
+    what, why = (found.reason, "") if found.field is None else (found.field, found.reason)
+    return Defect("record-decode", name, rec["position"], f"record {rec['offset']} {what}", why, "warning")
 
 
 def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, list[rows.Row]]:

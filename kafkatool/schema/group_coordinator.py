@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkatool.errors import DecodeError
 from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
-from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
+from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
 
 OFFSETS_TOPIC = "__consumer_offsets"
 SERDE = "GroupCoordinatorRecordSerde"
@@ -209,17 +209,17 @@ def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
     """Decode one ``__consumer_offsets`` record; never raises (undecodable parts stay hex, with a defect)."""
     if key is None:
         return DecodedRecord(None, None if value is None else value.hex(), None,
-                             ("key: null key (the offsets topic decoder needs a key)",))
+                             (RecordDefect("key", "null key (the offsets topic decoder needs a key)"),))
     try:
         kind, dkey = decode_key(key)
     except DecodeError as err:
-        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (f"{err.field}: {err.reason}",))
+        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (RecordDefect.of(err),))
     if value is None:
         return DecodedRecord(dkey, None, kind)
     try:
         return DecodedRecord(dkey, decode_value(dkey["version"], value), kind)
     except DecodeError as err:
-        return DecodedRecord(dkey, value.hex(), kind, (f"{err.field}: {err.reason}",))
+        return DecodedRecord(dkey, value.hex(), kind, (RecordDefect.of(err),))
 
 
 DECODER = register(TopicDecoder("group-coordinator", (OFFSETS_TOPIC,), decode,

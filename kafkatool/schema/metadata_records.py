@@ -21,7 +21,7 @@ from kafkatool.model import Defect, RecordBatch
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_control_record, parse_raft_control_message
 from kafkatool.schema.kafka_message import Field as F
 from kafkatool.schema.kafka_message import Message, read_message
-from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
+from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
 from kafkatool.schema.varint import read_unsigned_varint
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -273,19 +273,19 @@ def meta_batch(batch: RecordBatch, file: str) -> tuple[MetaBatch, list[Defect]]:
 
 def _decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
     """The registry entry: a null key, the value decoded or kept as hex with the reason."""
-    defects: list[str] = []
+    defects: list[RecordDefect] = []
     key_out: Any = None
     if key is not None:
         key_out = key.hex()
-        defects.append("metadata records have no key")
+        defects.append(RecordDefect(None, "metadata records have no key"))
     if value is None:
         return DecodedRecord(key_out, None, None, tuple(defects))
     try:
         rec = parse_metadata_record(value)
     except DecodeError as err:
-        return DecodedRecord(key_out, value.hex(), None, (*defects, f"{err.field}: {err.reason}"))
+        return DecodedRecord(key_out, value.hex(), None, (*defects, RecordDefect.of(err)))
     if rec.record_class is None:
-        defects.append(f"unknown metadata record api key {rec.api_key}")
+        defects.append(RecordDefect(None, f"unknown metadata record api key {rec.api_key}"))
     return DecodedRecord(key_out, rec.to_json(), rec.record_class or f"api_key_{rec.api_key}", tuple(defects))
 
 

@@ -5,8 +5,8 @@ Kafka's generated-message formats. Each decoder module registers itself here und
 ``dump-segment --decoder NAME`` accepts) and the topic names it applies to; ``dump-segment`` and the engines look
 decoders up by topic or by name and never import the decoder modules directly.
 
-A decoder never raises on bad bytes: an unknown version or a truncated field becomes raw hex plus a defect
-message, so one odd record cannot stop a dump.
+A decoder never raises on bad bytes: an unknown version or a truncated field becomes raw hex plus a
+:class:`RecordDefect` (the field and why), so one odd record cannot stop a dump.
 """
 
 from __future__ import annotations
@@ -16,19 +16,47 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkatool.errors import DecodeError
+
+
+class RecordDefect(str):
+    """Why part of a record did not decode: the format ``field`` (``None`` when the defect names none) and the
+    ``reason``, kept apart so they reach :class:`~kafkatool.model.Defect` as they are.
+
+    A ``str`` whose text is ``"field: reason"`` (or the bare reason): what the JSON ``decoded.defects`` list and
+    the DumpLogSegments text print, unchanged.
+    """
+
+    field: str | None
+    reason: str
+
+    def __new__(cls, field: str | None, reason: str) -> RecordDefect:
+        self = super().__new__(cls, reason if field is None else f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+        return self
+
+    def __getnewargs__(self) -> tuple[str | None, str]:  # type: ignore[override]
+        return self.field, self.reason
+
+    @classmethod
+    def of(cls, err: DecodeError) -> RecordDefect:
+        """The defect a :class:`~kafkatool.errors.DecodeError` describes."""
+        return cls(err.field, err.reason)
+
 
 @dataclass(frozen=True, slots=True)
 class DecodedRecord:
     """One record's key and value as JSON-ready values (``None`` for a null key or value).
 
-    ``defects`` holds a short reason for each part that could not be decoded (kept as raw hex in ``key`` or
-    ``value``); ``kind`` names the record type when the format has one (e.g. ``offset_commit``, ``PartitionRecord``).
+    ``defects`` holds a :class:`RecordDefect` for each part that could not be decoded (kept as raw hex in ``key``
+    or ``value``); ``kind`` names the record type when the format has one (e.g. ``offset_commit``, ``PartitionRecord``).
     """
 
     key: Any
     value: Any
     kind: str | None = None
-    defects: tuple[str, ...] = field(default=())
+    defects: tuple[RecordDefect, ...] = field(default=())
 
 
 DecodeFn = Callable[[bytes | None, bytes | None], DecodedRecord]

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkatool.errors import DecodeError
 from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
-from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
+from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
 
 TRANSACTION_TOPIC = "__transaction_state"
 
@@ -70,19 +70,20 @@ def decode_value(value: bytes) -> dict[str, Any]:
 def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
     """Decode one ``__transaction_state`` record; never raises (undecodable parts stay hex, with a defect)."""
     if key is None:
-        return DecodedRecord(None, None if value is None else value.hex(), None, ("key: null key",))
+        return DecodedRecord(None, None if value is None else value.hex(), None, (RecordDefect("key", "null key"),))
     try:
         dkey = decode_key(key)
     except DecodeError as err:
-        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (f"{err.field}: {err.reason}",))
+        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (RecordDefect.of(err),))
     if value is None:
         return DecodedRecord(dkey, None, "transaction_metadata")
     try:
         dvalue = decode_value(value)
     except DecodeError as err:
-        return DecodedRecord(dkey, value.hex(), "transaction_metadata", (f"{err.field}: {err.reason}",))
+        return DecodedRecord(dkey, value.hex(), "transaction_metadata", (RecordDefect.of(err),))
     defects = () if dvalue["state"] is not None else (
-        f"value.transactionStatus: unknown transaction state id {dvalue['data']['transactionStatus']}",)
+        RecordDefect("value.transactionStatus",
+                     f"unknown transaction state id {dvalue['data']['transactionStatus']}"),)
     return DecodedRecord(dkey, dvalue, "transaction_metadata", defects)
 
 

@@ -40,3 +40,18 @@ def test_scan_columns_are_batch_fields_with_their_types() -> None:
     types = {f.name: f.arrow for f in BATCH_FIELDS}
     assert BATCH_COLUMNS[4:] == tuple((name, types[name]) for name in SCAN_BATCH_FIELDS)
     assert [n for n, _ in BATCH_COLUMNS[:4]] == ["log_dir", "topic", "partition", "segment"]
+
+
+def test_decoder_defects_are_structured_and_print_as_before() -> None:
+    from kafkatool.schema import transaction_log
+    from kafkatool.schema.topic_records import RecordDefect, decoder_named
+
+    null_key = transaction_log.decode(None, b"\x00")
+    assert null_key.defects == ("key: null key",)
+    assert (null_key.defects[0].field, null_key.defects[0].reason) == ("key", "null key")
+    bad = decoder_named("cluster-metadata")
+    assert bad is not None
+    keyed = bad.decode(b"\x01", None)
+    assert keyed.defects == ("metadata records have no key",) and keyed.defects[0].field is None
+    truncated = transaction_log.decode(b"\x00\x01\x00\x05ab", None)
+    assert all(isinstance(d, RecordDefect) and str(d) == f"{d.field}: {d.reason}" for d in truncated.defects)
