@@ -3,7 +3,7 @@
 Units are segment byte ranges (the ``batches`` table) and partitions and log dirs (the other three). Results
 come back in plan order whatever the pool does, so the output is deterministic. Workers return Arrow record
 batches (cheap to pickle); the parent appends them to the Parquet writers as they arrive, so memory stays
-bounded by the largest unit.
+bounded by the largest unit. Each job carries the plan's read limits, and runs within them wherever it runs.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition
 from kafkatool.fleet.plan import PartitionUnit, Plan
 from kafkatool.fleet.tables import analysis_arrow, batches_arrow, rows_arrow
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
+from kafkatool.reading.context import using_limits
+from kafkatool.schema.codecs import ReadLimits
 
 Progress = Callable[[int], None]
 
@@ -31,6 +33,7 @@ class _Job:
     kind: str  # "range" | "partition" | "log_dir"
     unit: Any
     weight: int
+    limits: ReadLimits  # the plan's: a worker process did not see the command line
 
 
 def _release_heap() -> None:
@@ -52,7 +55,8 @@ _MALLOC_TRIM: Any = None
 def _run(job: _Job) -> tuple[str, Any, int]:
     """One unit of work (in a worker): Arrow record batches for its tables, and its weight for progress."""
     try:
-        return _run_unit(job)
+        with using_limits(job.limits):
+            return _run_unit(job)
     finally:
         _release_heap()
 
@@ -68,9 +72,9 @@ def _run_unit(job: _Job) -> tuple[str, Any, int]:
 
 
 def _jobs(plan: Plan) -> list[_Job]:
-    jobs = [_Job("range", r, r.size) for r in plan.ranges]
-    jobs += [_Job("partition", p, p.size) for p in plan.partitions]
-    jobs += [_Job("log_dir", d, 0) for d in plan.log_dirs]
+    jobs = [_Job("range", r, r.size, plan.limits) for r in plan.ranges]
+    jobs += [_Job("partition", p, p.size, plan.limits) for p in plan.partitions]
+    jobs += [_Job("log_dir", d, 0, plan.limits) for d in plan.log_dirs]
     return jobs
 
 
@@ -79,7 +83,14 @@ def run_local(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], *, jobs: 
     """Run every unit of ``plan`` and hand each table's record batches to ``sink(table, batch)``.
 
     ``progress(bytes)`` is called as units finish, weighted by the bytes they read (``plan.work_bytes`` in all).
+    Every unit, here or in a worker, reads within ``plan.limits``.
     """
+    with using_limits(plan.limits):  # what this process reads itself: rescans, the brokers' findings
+        _run_plan(plan, sink, jobs, progress)
+
+
+def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int,
+              progress: Progress | None) -> None:
     work = _jobs(plan)
     results: Iterator[tuple[str, Any, int]]
     pool: ProcessPoolExecutor | None = None
@@ -146,6 +157,7 @@ class _RangeChain:
 
 
 def analyse_all(plan: Plan) -> list[Analysis]:
-    """Every analysis of ``plan`` in this process (for tests and small inputs)."""
-    return [analyse_partition(p.log_dir, p.directory) for p in plan.partitions] + [
-        analyse_log_dir(d) for d in plan.log_dirs]
+    """Every analysis of ``plan`` in this process (for tests and small inputs), within ``plan.limits``."""
+    with using_limits(plan.limits):
+        return [analyse_partition(p.log_dir, p.directory) for p in plan.partitions] + [
+            analyse_log_dir(d) for d in plan.log_dirs]

@@ -1,7 +1,9 @@
 """Finding the broker log dirs under the scan's paths and cutting the work into units.
 
 A unit is a byte range of a segment (:class:`~kafkatool.reading.batch_scan.SegmentRange`), a partition
-to analyse, or a log dir's own files. Both engines run the same plan, so their tables are identical.
+to analyse, or a log dir's own files. Both engines run the same plan, so their tables are identical. The plan
+also carries the scan's :class:`~kafkatool.schema.codecs.ReadLimits`: the engines hand them to every unit, in
+worker processes and Spark executors alike, which never saw the command line that set them.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from pathlib import Path
 
 from kafkatool.errors import UnreadableInputError
 from kafkatool.reading.batch_scan import SegmentRange, split_points
+from kafkatool.reading.context import resolve
 from kafkatool.reading.files import list_dir
 from kafkatool.reading.logdir import is_log_dir, read_log_dir_files
+from kafkatool.schema.codecs import DEFAULT_LIMITS, ReadLimits
 from kafkatool.schema.filenames import FileKind, classify, in_flight_suffix, offset_from_name, parse_partition_dir
 
 MAX_DEPTH = 8
@@ -36,12 +40,13 @@ class PartitionUnit:
 
 @dataclass
 class Plan:
-    """Every unit of a scan, in a deterministic order."""
+    """Every unit of a scan, in a deterministic order, and the limits every unit reads within."""
 
     log_dirs: list[str] = field(default_factory=list)
     ranges: list[SegmentRange] = field(default_factory=list)
     partitions: list[PartitionUnit] = field(default_factory=list)
     segments: int = 0
+    limits: ReadLimits = DEFAULT_LIMITS
 
     @property
     def total_bytes(self) -> int:
@@ -100,11 +105,13 @@ def segment_files(directory: Path) -> list[Path]:
     return [p for _, p in sorted(logs)]
 
 
-def make_plan(paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES, all_ranges: bool = False) -> Plan:
+def make_plan(paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES, all_ranges: bool = False,
+              limits: ReadLimits | None = None) -> Plan:
     """Discover the log dirs under ``paths`` and cut segments larger than ``chunk_bytes`` at confirmed batch
     starts. Ranges are made for the cut segments only, unless ``all_ranges`` (every segment, whole or cut:
-    the batches table alone, without the partition analyses)."""
-    plan = Plan(log_dirs=discover(paths))
+    the batches table alone, without the partition analyses). ``limits``: the units' (the current ones, e.g.
+    the command line's, when ``None``)."""
+    plan = Plan(log_dirs=discover(paths), limits=resolve(limits))
     for log_dir in plan.log_dirs:
         _, partition_dirs = read_log_dir_files(log_dir)
         for directory in partition_dirs:

@@ -13,6 +13,11 @@ scanner, no object per batch, so a second pass over the bytes is cheaper than ca
 and reads the three per-partition tables through one internal source (``kafka-analysis``, the three tables'
 columns side by side with a ``table`` column), cached, so each partition is analysed once. Executors open the
 files themselves: every executor must see the log dirs at the same path.
+
+Executors are other Python processes: they never see the command line's ``--max-decompressed-bytes``. The cap
+travels as the ``maxDecompressedBytes`` option (the default cap without it); each reader turns it into a
+:class:`~kafkatool.schema.codecs.ReadLimits` when it is made, travels with it to the executors, and reads every
+unit within it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition
 from kafkatool.fleet.plan import DEFAULT_CHUNK_BYTES, Plan, balance, make_plan
 from kafkatool.fleet.tables import COLUMNS, analysis_arrow, batches_arrow, columns_ddl, columns_schema, ddl
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
+from kafkatool.reading.context import resolve, using_limits
+from kafkatool.schema.codecs import DEFAULT_LIMITS, ReadLimits
 
 ANALYSIS_TABLES = ("partitions", "producers", "findings")
 
@@ -69,9 +76,15 @@ def _paths(options: dict[str, str]) -> list[str]:
     raise ValueError("give the log dirs with .load(path) or .option('paths', json.dumps([...]))")
 
 
+def _limits(options: dict[str, str]) -> ReadLimits:
+    """The read limits the options give (``maxDecompressedBytes``), else the defaults."""
+    cap = _opt(options, "maxDecompressedBytes")
+    return DEFAULT_LIMITS if cap is None else ReadLimits(int(cap))
+
+
 def _plan(options: dict[str, str], *, all_ranges: bool = False) -> Plan:
     chunk = int(_opt(options, "chunkBytes", str(DEFAULT_CHUNK_BYTES)))  # type: ignore[arg-type]
-    return make_plan(_paths(options), chunk_bytes=chunk, all_ranges=all_ranges)
+    return make_plan(_paths(options), chunk_bytes=chunk, all_ranges=all_ranges, limits=_limits(options))
 
 
 def _groups(sizes: list[int], options: dict[str, str], default: int) -> list[list[int]]:
@@ -81,6 +94,7 @@ def _groups(sizes: list[int], options: dict[str, str], default: int) -> list[lis
 class _SegmentsReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.options = dict(options)
+        self.limits = _limits(self.options)  # pickled with the reader: what its executors read within
 
     def partitions(self) -> Sequence[InputPartition]:
         plan = _plan(self.options, all_ranges=True)  # every segment: whole, or cut into byte ranges
@@ -91,7 +105,8 @@ class _SegmentsReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         units: list[SegmentRange] = partition.value or []  # no partitions at all: Spark reads one empty one
         for unit in units:
-            cols = scan_range_or_nothing(unit)
+            with using_limits(self.limits):
+                cols = scan_range_or_nothing(unit)
             if unit.stop is not None and cols.landing != unit.stop:
                 raise SplitMismatchError(f"{unit.path}: the batches from byte {unit.start} end at {cols.landing}, "
                                          f"not at the next range's start {unit.stop}")
@@ -132,6 +147,7 @@ class _AnalysisReader(DataSourceReader):
     def __init__(self, options: dict[str, str], table: str | None) -> None:
         self.options = dict(options)
         self.table = table
+        self.limits = _limits(self.options)  # pickled with the reader: what its executors read within
 
     def partitions(self) -> Sequence[InputPartition]:
         units = _analysis_units(_plan(self.options))
@@ -140,7 +156,8 @@ class _AnalysisReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         for unit in partition.value or []:
-            result = _analyse(unit)
+            with using_limits(self.limits):
+                result = _analyse(unit)
             tables = analysis_arrow([result])
             if self.table is not None:
                 yield tables[self.table]
@@ -259,9 +276,11 @@ def stage_progress(spark: Any) -> list[tuple[int, str, int, int]]:
 
 
 def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                partitions: int | None = None) -> dict[str, Any]:
-    """The four tables as DataFrames (the per-partition three from one cached analysis)."""
-    options = {"paths": json.dumps(paths), "chunkBytes": str(chunk_bytes)}
+                partitions: int | None = None, limits: ReadLimits | None = None) -> dict[str, Any]:
+    """The four tables as DataFrames (the per-partition three from one cached analysis), read within ``limits``
+    (the current ones, e.g. the command line's, when ``None``)."""
+    options = {"paths": json.dumps(paths), "chunkBytes": str(chunk_bytes),
+               "maxDecompressedBytes": str(resolve(limits).max_decompressed_bytes)}
     if partitions is not None:
         options["numPartitions"] = str(partitions)
     out = {"batches": spark.read.format("kafka-segments").options(**options).load()}
@@ -272,22 +291,25 @@ def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUN
 
 
 def run_spark(spark: Any, paths: list[str], output: Any, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-              partitions: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+              partitions: int | None = None,
+              limits: ReadLimits | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Write the four tables through ``output`` (a :class:`kafkatool.writing.tables.TableOutput`) with Spark.
 
     Returns the partitions and findings rows (small, for the summary) and the batch count. If a range's
     batches did not chain into the next range (a cut that was not a true batch start), the whole scan is
-    redone with segments unsplit, which is what a reader from each segment's start sees.
+    redone with segments unsplit, which is what a reader from each segment's start sees. ``limits``: see
+    :func:`load_tables`.
     """
+    limits = resolve(limits)
     if partitions is None:
         partitions = max(2, spark.sparkContext.defaultParallelism * 2)
     try:
-        tables = load_tables(spark, paths, chunk_bytes=chunk_bytes, partitions=partitions)
+        tables = load_tables(spark, paths, chunk_bytes=chunk_bytes, partitions=partitions, limits=limits)
         output.write_spark("batches", tables["batches"])
     except Exception as err:
         if SplitMismatchError.__name__ not in str(err):
             raise
-        tables = load_tables(spark, paths, chunk_bytes=1 << 62, partitions=partitions)
+        tables = load_tables(spark, paths, chunk_bytes=1 << 62, partitions=partitions, limits=limits)
         output.write_spark("batches", tables["batches"])
     for table in ANALYSIS_TABLES:
         output.write_spark(table, tables[table])
