@@ -48,7 +48,6 @@ class LogLoader:
         self.disk = SnapshotFiles(part, self.steps)
         self.index_interval = index_interval if index_interval is not None else infer_index_interval(part)
         self.epochs = LeaderEpochCache.from_checkpoint(part.leader_epochs)
-        self.topic = part.topic_partition.topic if part.topic_partition else ""
         self.segments: list[LoadedSegment] = []
         self.sizes_before: dict[int, tuple[str, int]] = {}
         self.swap_replaced: set[int] = set()  # bases of the segments a completed swap replaced
@@ -59,7 +58,7 @@ class LogLoader:
         self.steps.append(Step(action, detail, **kw))  # type: ignore[arg-type]
 
     def psm(self, role: str) -> ProducerStateFiles:
-        return ProducerStateFiles(self.disk, self.topic, self.now, self.expiration_ms, role)
+        return ProducerStateFiles(self.disk, self.now, self.expiration_ms, role)
 
     # -- first passes: stray and swap files
 

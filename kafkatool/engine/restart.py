@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kafkatool.engine.log_loader import LogLoader
-from kafkatool.engine.producer_state import ProducerEntry
 from kafkatool.engine.restart_output import OutputFile, partition_plan
 from kafkatool.engine.restart_steps import Step
 from kafkatool.engine.segment_recovery import (
@@ -40,6 +39,7 @@ from kafkatool.schema.filenames import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
+from kafkatool.storage.producer_state import ProducerStateEntry
 
 __all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "DEFAULT_PRODUCER_ID_EXPIRATION_MS", "METADATA_PARTITION", "LoadFailure",
            "Loss", "PartitionRestart", "RestartOptions", "RestartResult", "SegmentAfter", "Step",
@@ -106,7 +106,7 @@ class PartitionRestart:
     recovery_bytes_read: int = 0
     segments: list[SegmentAfter] = field(default_factory=list)
     leader_epochs: list[LeaderEpochEntry] = field(default_factory=list)
-    producers: list[ProducerEntry] = field(default_factory=list)
+    producers: list[ProducerStateEntry] = field(default_factory=list)
     snapshot_files_after: list[int] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     loss: Loss = field(default_factory=Loss)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kafkatool.engine.producer_state import ProducerStateManager
 from kafkatool.engine.restart_segments import LoadedSegment
 from kafkatool.model import (
     AbortedTxn,
@@ -38,6 +37,7 @@ from kafkatool.schema.filenames import (
     TXN_INDEX_SUFFIX,
     segment_file_name,
 )
+from kafkatool.storage.producer_state import ProducerStateManager
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ def rebuilt_indexes(entries: Sequence[LogEntry], interval: int) -> tuple[list[Of
 def aborted_by_segment(part_entries: Iterable[LogEntry]) -> list[AbortedTxn]:
     """Every aborted transaction of the (recovered) log with the LSO Kafka records for it, in marker order (the
     order ``LogSegment.updateTxnIndex`` appends them)."""
-    manager = ProducerStateManager(client_checks=False, keep_committed=False)
+    manager = ProducerStateManager(keep_committed=False)
     for e in part_entries:
         if isinstance(e, RecordBatch):
             manager.append(e)

@@ -1,20 +1,21 @@
 """Producer state across a broker start: Kafka's ``ProducerStateManager`` with its snapshot files, and
 ``UnifiedLog.rebuildProducerState``.
 
-Models the file side of ``ProducerStateManager`` (``takeSnapshot``, ``truncateAndReload``, ``loadFromSnapshot``
-with expired producers dropped, ``removeAndDeleteSnapshot``) around the replay engine's producer state, and
-``UnifiedLog.rebuildProducerState`` (which snapshots to take, which segments to re-read from the map end). The
-snapshot files are the partition's as the load creates and deletes them, each change a :class:`Step`. Pure.
+Models the file side of ``ProducerStateManager`` (``truncateAndReload``, ``loadFromSnapshot`` with expired
+producers dropped, ``removeAndDeleteSnapshot``, writing what ``takeSnapshot`` gives) around storage's
+:class:`~kafkatool.storage.producer_state.ProducerStateManager` (the state, its append rules, the map end and
+the last snapshot offset), and ``UnifiedLog.rebuildProducerState`` (which snapshots to take, which segments to
+re-read from the map end). The snapshot files are the partition's as the load creates and deletes them, each
+change a :class:`Step`. Pure.
 """
 
 from __future__ import annotations
 
-from kafkatool.engine.producer_state import ProducerStateManager
-from kafkatool.engine.replay import COORDINATOR_TOPICS
 from kafkatool.engine.restart_segments import LoadedSegment, segments_between
 from kafkatool.engine.restart_steps import Step
 from kafkatool.model import LogEntry, PartitionData, ProducerSnapshotEntry, RecordBatch
 from kafkatool.schema.filenames import segment_file_name
+from kafkatool.storage.producer_state import ProducerStateEntry, ProducerStateManager
 
 
 class SnapshotFiles:
@@ -45,21 +46,16 @@ class SnapshotFiles:
 
 
 class ProducerStateFiles:
-    """Kafka's ``ProducerStateManager`` bookkeeping (map end, last snapshot, snapshot files) around the
-    replay engine's producer state."""
+    """Kafka's ``ProducerStateManager`` as the load drives it: storage's producer state (map end, last snapshot
+    offset) with the snapshot files it has on disk."""
 
-    def __init__(self, disk: SnapshotFiles, topic: str, now: int, expiration_ms: int, role: str) -> None:
+    def __init__(self, disk: SnapshotFiles, now: int, expiration_ms: int, role: str) -> None:
         self.disk = disk
-        self.topic = topic
         self.now = now
         self.expiration_ms = expiration_ms
         self.role = role
         self.snapshots: set[int] = set(disk.files)
-        self.state = self._fresh()
-        self.last_snap = 0
-
-    def _fresh(self) -> ProducerStateManager:
-        return ProducerStateManager(0, client_checks=self.topic not in COORDINATOR_TOPICS, keep_committed=False)
+        self.state = ProducerStateManager(0, keep_committed=False)
 
     @property
     def map_end(self) -> int:
@@ -70,11 +66,11 @@ class ProducerStateFiles:
         self.state.map_end_offset = value
 
     def take_snapshot(self) -> None:
-        """``takeSnapshot``: only when the map end moved past the last snapshot."""
-        if self.map_end > self.last_snap:
-            self.disk.write(self.map_end, self.state.snapshot_entries(), self.role)
+        """``takeSnapshot``: written only when the map end moved past the last snapshot."""
+        entries = self.state.take_snapshot()
+        if entries is not None:
+            self.disk.write(self.map_end, entries, self.role)
             self.snapshots.add(self.map_end)
-            self.last_snap = self.map_end
 
     def remove_and_delete(self, offset: int, why: str) -> None:
         self.snapshots.discard(offset)
@@ -88,12 +84,12 @@ class ProducerStateFiles:
                 self.remove_and_delete(off, f"{side}: outside the range the producer state is reloaded for, after "
                                             f"the log start {log_start} up to and including offset {log_end}")
         if log_end != self.map_end:
-            self.state = self._fresh()
+            self.state = ProducerStateManager(0, keep_committed=False)
             self.load_from_snapshot(log_start)
         else:
             if self.map_end < log_start:
                 self.map_end = log_start
-            self.last_snap = max(self.snapshots) if self.snapshots else log_start
+            self.state.last_snap_offset = max(self.snapshots) if self.snapshots else log_start
 
     def load_from_snapshot(self, log_start: int) -> None:
         """``loadFromSnapshot``: the latest readable snapshot, without expired producers."""
@@ -105,16 +101,16 @@ class ProducerStateFiles:
                                             "and tries the previous one", self.disk.name(off), off))
                 self.remove_and_delete(off, "corrupt")
                 continue
-            live = [e for e in entries if e.current_txn_first_offset >= 0
-                    or self.now - e.timestamp < self.expiration_ms]
+            live = [e for e in entries
+                    if not ProducerStateEntry.from_snapshot(e).is_expired(self.now, self.expiration_ms)]
             expired = len(entries) - len(live)
             self.disk.steps.append(Step("snapshot-load", f"load producer snapshot {off} ({len(live)} producer(s)"
                                         + (f", {expired} expired and dropped" if expired else "") + f") [{self.role}]",
                                         self.disk.name(off), off))
             self.state.load_snapshot(live, off)
-            self.last_snap = off
+            self.state.last_snap_offset = off
             return
-        self.last_snap = log_start
+        self.state.last_snap_offset = log_start
         self.map_end = log_start
 
     def apply(self, entries: list[LogEntry]) -> None:
