@@ -16,7 +16,7 @@ from typing import Any
 from kafkatool.engine.check import check_broker_identity, check_log_dir
 from kafkatool.engine.replay import ReplayResult
 from kafkatool.errors import UsageError
-from kafkatool.model import Defect, LogDirData, PartitionData
+from kafkatool.model import Defect, LogDirData, PartitionData, SegmentData
 from kafkatool.reading.files import read_text
 from kafkatool.reading.restart_inputs import read_swaps
 from kafkatool.storage.severity import SEVERITIES, SEVERITY_RANK, at_least
@@ -92,10 +92,13 @@ def severity_counts(rows: list[Row]) -> dict[str, int]:
     return {s: sum(1 for f in rows if f["severity"] == s) for s in reversed(SEVERITIES)}
 
 
-def log_dir_findings(data: LogDirData, log_dir: str | None = None) -> list[Row]:
-    """``check``'s findings for one log dir; an interrupted cleaner swap is checked as Kafka's load completes it
-    (the ``.swap`` segments read too)."""
-    return [finding_row(f, data.path if log_dir is None else log_dir) for f in check_log_dir(data, read_swaps(data))]
+def log_dir_findings(data: LogDirData, *, log_dir: str | None = None,
+                     swaps: dict[str, dict[int, SegmentData]] | None = None) -> list[Row]:
+    """``check``'s findings for one log dir (``log_dir``: its name in the rows, by default its path); an
+    interrupted cleaner swap is checked as Kafka's load completes it, with the ``.swap`` segments ``swaps`` of
+    each partition (read here when not given)."""
+    found = check_log_dir(data, read_swaps(data) if swaps is None else swaps)
+    return [finding_row(f, data.path if log_dir is None else log_dir) for f in found]
 
 
 def broker_identity_findings(datas: list[LogDirData]) -> list[Row]:

@@ -12,14 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kafkatool.analysis.findings import broker_identity_findings, finding_row, sort_findings
+from kafkatool.analysis.findings import broker_identity_findings, log_dir_findings, sort_findings
 from kafkatool.analysis.groups import groups_document
 from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, replay_document
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.restart import restart_document
 from kafkatool.analysis.transactions import transactions_document
 from kafkatool.analysis.verdict import follower_losses, restart_marks, verdict
-from kafkatool.engine.check import check_log_dir
 from kafkatool.engine.replay import replay
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import UsageError
@@ -167,7 +166,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     (``advance(n)``: the segment bytes of each partition analysed)."""
     data = inputs.log_dir
     checked = data if not inputs.single_partition else read_log_dir(path)
-    findings = [finding_row(f, path) for f in check_log_dir(checked, inputs.swaps)]
+    findings = log_dir_findings(checked, log_dir=path, swaps=inputs.swaps)
     clock = now if now is not None else int(time.time() * 1000)
     result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock))
     restart_doc = restart_document(result)
