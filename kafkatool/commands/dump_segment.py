@@ -24,6 +24,7 @@ from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.model import Defect, LogEntry
 from kafkatool.reading import small_files
 from kafkatool.reading.inventory import expand
+from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, SMALL_KINDS, kind_of
 from kafkatool.reading.log import open_log, read_log
 from kafkatool.render.output import Diagnostics, Output, make_output
 from kafkatool.render.scan_report import byte_progress, wants_progress
@@ -37,15 +38,8 @@ from kafkatool.schema.filenames import (
 )
 from kafkatool.schema.topic_records import DecodeFn, RecordDefect, decoder_for_topic, decoder_named, decoders
 
-#: The kinds ``--kind`` can force, by their output label.
-ForcedKind = StrEnum("ForcedKind", {k.value: k.value for k in FileKind  # type: ignore[misc]
-                                    if k not in (FileKind.UNKNOWN, FileKind.LOCK, FileKind.CLEAN_SHUTDOWN)})
-
-SMALL_KINDS = frozenset({
-    FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX, FileKind.PRODUCER_SNAPSHOT,
-    FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.RECOVERY_POINT_CHECKPOINT, FileKind.REPLICATION_OFFSET_CHECKPOINT,
-    FileKind.LOG_START_OFFSET_CHECKPOINT, FileKind.CLEANER_OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA,
-    FileKind.META_PROPERTIES, FileKind.CLEAN_SHUTDOWN, FileKind.QUORUM_STATE})
+#: The kinds ``--kind`` can force, by their output label (from the file-kind registry, ``reading.kinds``).
+ForcedKind = StrEnum("ForcedKind", {k.value: k.value for k in FORCEABLE})  # type: ignore[misc]
 
 
 class Format(StrEnum):
@@ -137,7 +131,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     name = str(path)
     base = offset_from_name(path.name)
     # A KRaft snapshot is named after its end offset and numbers its own records from 0: no name check.
-    snapshot = (opts.kind or classify(path.name)) is FileKind.KRAFT_SNAPSHOT
+    snapshot = kind_of(path, opts.kind) is FileKind.KRAFT_SNAPSHOT
     checker = LogChecker(name, None if snapshot else base) if verify else None
     defects: list[Defect] = []
     lo, hi = opts.offsets
@@ -197,28 +191,15 @@ def _record_defect(name: str, rec: rows.Row, found: RecordDefect) -> Defect:
 
 
 def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, list[rows.Row]]:
-    """File-level facts and one row per decoded entry of a small file."""
-    value = loaded.value
+    """File-level facts and one row per decoded entry of a small file (``engine.rows.small_file_rows``)."""
     info: rows.Row = {"size": loaded.size}
     if loaded.base_offset is not None:
         info["base_offset"] = loaded.base_offset
-    if value is None:
+    if loaded.value is None:
         return info, []
-    kind = loaded.kind
-    if kind == FileKind.OFFSET_INDEX.value:
-        return info, [rows.index_row(e) for e in value.entries]
-    if kind == FileKind.TIME_INDEX.value:
-        return info, [rows.time_index_row(e) for e in value.entries]
-    if kind == FileKind.TXN_INDEX.value:
-        return info, [rows.aborted_txn_row(e) for e in value]
-    if kind == FileKind.PRODUCER_SNAPSHOT.value:
-        info.update({"version": value.version, "crc": value.crc, "crc_valid": value.crc_valid})
-        return info, [rows.producer_row(e) for e in value.entries]
-    if kind == FileKind.LEADER_EPOCH_CHECKPOINT.value:
-        return info, [rows.epoch_row(e) for e in value]
-    if isinstance(value, dict) and kind.endswith("checkpoint"):
-        return info, [rows.checkpoint_row(tp.topic, tp.partition, off) for tp, off in value.items()]
-    return info, [rows.property_row(k, v) for k, v in rows.facts(value).items()]
+    more, entry_rows = rows.small_file_rows(FileKind(loaded.kind), loaded.value)
+    info.update(more)
+    return info, entry_rows
 
 
 def verify_index(path: Path, loaded: small_files.Loaded) -> list[Defect]:
@@ -251,10 +232,10 @@ def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics,
               advance: Callable[[int], None] = lambda n: None) -> list[Defect] | None:
     """Dump one file by its kind (``--kind``, else its name); ``None`` when the name is not a Kafka file kind.
     ``advance(n)``: the bytes of a segment read, for a progress bar."""
-    kind = opts.kind or classify(path.name)
-    if kind in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT):
+    kind = kind_of(path, opts.kind)
+    if kind in SEGMENT_KINDS:
         return dump_log(path, out, opts, opts.verify, advance)
-    if kind is FileKind.UNKNOWN or kind not in SMALL_KINDS:
+    if kind not in SMALL_KINDS:
         return None
     loaded = small_files.load(path, kind)
     defects = list(loaded.defects)
@@ -273,12 +254,10 @@ def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics,
 def kafka_paths(paths: list[str]) -> list[str]:
     """For ``--format kafka``: files as given; a directory becomes the files DumpLogSegments can dump
     (segments, indexes, snapshots), in Kafka's order, named relative to it as the user named it."""
-    dumpable = {FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX,
-                FileKind.PRODUCER_SNAPSHOT, FileKind.KRAFT_SNAPSHOT}
     out: list[str] = []
     for raw in paths:
         if Path(raw).is_dir():
-            out += [str(p) for p in expand([raw]) if classify(p.name) in dumpable]
+            out += [str(p) for p in expand([raw]) if classify(p.name) in KAFKA_DUMPABLE]
         else:
             out.append(raw)
     return out
@@ -287,8 +266,7 @@ def kafka_paths(paths: list[str]) -> list[str]:
 def _bar_wanted(files: list[Path], opts: Options, quiet: bool) -> tuple[int, bool]:
     """The segment bytes to read, and whether a progress bar is shown: stderr a terminal, stdout not one (the
     rows would run through the bar: on a terminal they show the progress themselves), big enough, no ``--quiet``."""
-    logs = (FileKind.LOG, FileKind.KRAFT_SNAPSHOT)
-    total = sum(_log_bytes(p, opts.max_bytes) for p in files if (opts.kind or classify(p.name)) in logs)
+    total = sum(_log_bytes(p, opts.max_bytes) for p in files if kind_of(p, opts.kind) in SEGMENT_KINDS)
     try:
         stdout_tty = sys.stdout.isatty()
     except (AttributeError, ValueError):

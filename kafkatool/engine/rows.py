@@ -25,6 +25,7 @@ from kafkatool.model import (
     TimeIndexEntry,
 )
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_raft_control_message, raft_message_class
+from kafkatool.schema.filenames import FileKind
 from kafkatool.schema.topic_records import DecodedRecord, DecodeFn
 from kafkatool.storage.codecs import CODEC_BITS, CODEC_LABEL_BY_BITS
 
@@ -229,6 +230,40 @@ def property_row(key: str, value: Any) -> Row:
 
 
 RowMaker = Callable[[Any], Row]
+
+
+def _checkpoint_rows(value: Any) -> list[Row]:
+    if isinstance(value, dict):
+        return [checkpoint_row(tp.topic, tp.partition, off) for tp, off in value.items()]
+    return _property_rows(value)
+
+
+def _property_rows(value: Any) -> list[Row]:
+    return [property_row(k, v) for k, v in facts(value).items()]
+
+
+#: The rows of each small file kind's decoded value (the output side of ``reading.kinds``' registry); a kind
+#: not listed shows its value's fields as ``property`` rows.
+SMALL_FILE_ROWS: dict[FileKind, Callable[[Any], list[Row]]] = {
+    FileKind.OFFSET_INDEX: lambda v: [index_row(e) for e in v.entries],
+    FileKind.TIME_INDEX: lambda v: [time_index_row(e) for e in v.entries],
+    FileKind.TXN_INDEX: lambda v: [aborted_txn_row(e) for e in v],
+    FileKind.PRODUCER_SNAPSHOT: lambda v: [producer_row(e) for e in v.entries],
+    FileKind.LEADER_EPOCH_CHECKPOINT: lambda v: [epoch_row(e) for e in v],
+    FileKind.RECOVERY_POINT_CHECKPOINT: _checkpoint_rows,
+    FileKind.REPLICATION_OFFSET_CHECKPOINT: _checkpoint_rows,
+    FileKind.LOG_START_OFFSET_CHECKPOINT: _checkpoint_rows,
+    FileKind.CLEANER_OFFSET_CHECKPOINT: _checkpoint_rows,
+}
+
+
+def small_file_rows(kind: FileKind, value: Any) -> tuple[Row, list[Row]]:
+    """File-level facts beyond size and base offset (a producer snapshot's version and CRC), and one row per
+    decoded entry, for a small file of ``kind`` whose decoded value is ``value``."""
+    info: Row = {}
+    if kind is FileKind.PRODUCER_SNAPSHOT:
+        info = {"version": value.version, "crc": value.crc, "crc_valid": value.crc_valid}
+    return info, SMALL_FILE_ROWS.get(kind, _property_rows)(value)
 
 
 def facts(value: Any) -> dict[str, Any]:

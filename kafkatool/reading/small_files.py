@@ -7,6 +7,7 @@ bad content: a damaged file still yields whatever could be decoded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ class Loaded:
     base_offset: int | None = None
 
 
+#: How one small file decodes into a :class:`Loaded` (value and defects): ``loader(loaded, name, data, kind)``.
+Loader = Callable[[Loaded, str, bytes, FileKind], None]
+
+
 def _defect(path: str, err: DecodeError, code: str) -> Defect:
     return Defect(code, path, err.position, err.field, err.reason)
 
@@ -63,52 +68,76 @@ def _index(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
             "(the active segment at a crash, or a log not closed)", "info"))
 
 
+def _txn_index(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
+    """Decode a transaction index; a partial entry at the end is a warning, an unknown version an error."""
+    loaded.value = txn_index.parse_txn_index(data)
+    if len(data) % txn_index.ENTRY_SIZE:
+        loaded.defects.append(Defect(
+            "txnindex-partial", name, len(data) - len(data) % txn_index.ENTRY_SIZE, "entry",
+            f"{len(data) % txn_index.ENTRY_SIZE} trailing bytes do not form a whole entry", "warning"))
+    txn_index.check_versions(loaded.value)
+
+
+def _producer_snapshot(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
+    """Decode a producer snapshot; a CRC mismatch is a defect (Kafka rejects the file at load)."""
+    snap = producer_snapshot.parse_producer_snapshot(data)
+    loaded.value = snap
+    if not snap.crc_valid:
+        loaded.defects.append(Defect("snapshot-crc", name, producer_snapshot.CRC_OFFSET, "crc",
+                                     f"stored CRC {snap.crc} does not match the entries: Kafka rejects "
+                                     "this snapshot at load and rebuilds producer state from the log"))
+
+
+def _clean_shutdown(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
+    """Decode the clean-shutdown marker; odd content is a warning (Kafka still takes the marker)."""
+    try:
+        loaded.value = clean_shutdown.parse_clean_shutdown(data)
+    except DecodeError as err:
+        loaded.defects.append(Defect("clean-shutdown-content", name, err.position, err.field,
+                                     f"{err.reason}; Kafka still treats the marker as a clean shutdown "
+                                     "(it only reads no broker epoch)", "warning"))
+        return
+    if loaded.value.problem:
+        loaded.defects.append(Defect("clean-shutdown-content", name, 0, "content", loaded.value.problem, "warning"))
+
+
+def _decoded_by(parse: Callable[[bytes], Any]) -> Loader:
+    """A loader that only decodes the file through its schema function ``parse``."""
+
+    def loader(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
+        loaded.value = parse(data)
+
+    return loader
+
+
+#: The loader of each small file kind (``reading.kinds`` registers them); a decode error is the caller's.
+LOADERS: dict[FileKind, Loader] = {
+    FileKind.OFFSET_INDEX: _index,
+    FileKind.TIME_INDEX: _index,
+    FileKind.TXN_INDEX: _txn_index,
+    FileKind.PRODUCER_SNAPSHOT: _producer_snapshot,
+    FileKind.LEADER_EPOCH_CHECKPOINT: _decoded_by(checkpoint.parse_leader_epoch_checkpoint),
+    FileKind.RECOVERY_POINT_CHECKPOINT: _decoded_by(checkpoint.parse_offset_checkpoint),
+    FileKind.REPLICATION_OFFSET_CHECKPOINT: _decoded_by(checkpoint.parse_offset_checkpoint),
+    FileKind.LOG_START_OFFSET_CHECKPOINT: _decoded_by(checkpoint.parse_offset_checkpoint),
+    FileKind.CLEANER_OFFSET_CHECKPOINT: _decoded_by(checkpoint.parse_offset_checkpoint),
+    FileKind.PARTITION_METADATA: _decoded_by(partition_metadata.parse_partition_metadata),
+    FileKind.META_PROPERTIES: _decoded_by(meta_properties.parse_meta_properties),
+    FileKind.QUORUM_STATE: _decoded_by(quorum_state.parse_quorum_state),
+    FileKind.CLEAN_SHUTDOWN: _clean_shutdown,
+}
+
+
 def load(path: Path, kind: FileKind) -> Loaded:
-    """Decode one small file of ``kind``."""
+    """Decode one small file of ``kind`` with its loader (:data:`LOADERS`)."""
     name = str(path)
     data = read_bytes(path)
     loaded = Loaded(kind.value, None, len(data), base_offset=offset_from_name(path.name))
     try:
-        if kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX):
-            _index(loaded, name, data, kind)
-        elif kind is FileKind.TXN_INDEX:
-            loaded.value = txn_index.parse_txn_index(data)
-            if len(data) % txn_index.ENTRY_SIZE:
-                loaded.defects.append(Defect(
-                    "txnindex-partial", name, len(data) - len(data) % txn_index.ENTRY_SIZE, "entry",
-                    f"{len(data) % txn_index.ENTRY_SIZE} trailing bytes do not form a whole entry", "warning"))
-            txn_index.check_versions(loaded.value)
-        elif kind is FileKind.PRODUCER_SNAPSHOT:
-            snap = producer_snapshot.parse_producer_snapshot(data)
-            loaded.value = snap
-            if not snap.crc_valid:
-                loaded.defects.append(Defect("snapshot-crc", name, producer_snapshot.CRC_OFFSET, "crc",
-                                             f"stored CRC {snap.crc} does not match the entries: Kafka rejects "
-                                             "this snapshot at load and rebuilds producer state from the log"))
-        elif kind is FileKind.LEADER_EPOCH_CHECKPOINT:
-            loaded.value = checkpoint.parse_leader_epoch_checkpoint(data)
-        elif kind in (FileKind.RECOVERY_POINT_CHECKPOINT, FileKind.REPLICATION_OFFSET_CHECKPOINT,
-                      FileKind.LOG_START_OFFSET_CHECKPOINT, FileKind.CLEANER_OFFSET_CHECKPOINT):
-            loaded.value = checkpoint.parse_offset_checkpoint(data)
-        elif kind is FileKind.PARTITION_METADATA:
-            loaded.value = partition_metadata.parse_partition_metadata(data)
-        elif kind is FileKind.META_PROPERTIES:
-            loaded.value = meta_properties.parse_meta_properties(data)
-        elif kind is FileKind.QUORUM_STATE:
-            loaded.value = quorum_state.parse_quorum_state(data)
-        elif kind is FileKind.CLEAN_SHUTDOWN:
-            try:
-                loaded.value = clean_shutdown.parse_clean_shutdown(data)
-            except DecodeError as err:
-                loaded.defects.append(Defect("clean-shutdown-content", name, err.position, err.field,
-                                             f"{err.reason}; Kafka still treats the marker as a clean shutdown "
-                                             "(it only reads no broker epoch)", "warning"))
-                return loaded
-            if loaded.value.problem:
-                loaded.defects.append(Defect("clean-shutdown-content", name, 0, "content", loaded.value.problem,
-                                             "warning"))
-        else:
+        loader = LOADERS.get(kind)
+        if loader is None:
             raise DecodeError("file", f"no decoder for {kind.value} files")
+        loader(loaded, name, data, kind)
     except DecodeError as err:
         loaded.defects.append(_defect(name, err, f"{kind.value}-decode"))
     return loaded
