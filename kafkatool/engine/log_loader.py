@@ -221,25 +221,11 @@ class LogLoader:
         removed = self.epochs.truncate_from_start(self.log_start_cp)
         if removed and (len(removed) > 1 or removed[0].start_offset != self.log_start_cp):
             self.step("epoch-truncate", f"leader epoch cache truncated to the log start {self.log_start_cp}")
-        self._remove_stray_snapshots()
+        self.disk.remove_stray_snapshots(s.base for s in self.segments)
         real = self.psm("load")
         real.snapshots = set(self.disk.files)
         self.bytes_read += rebuild_producer_state(real, self.segments, new_log_start, next_offset,
                                                  self.clean)
         self.final_psm = real
         return new_log_start, recovery_point, next_offset
-
-    def _remove_stray_snapshots(self) -> None:
-        """``removeStraySnapshots``: keep snapshots at segment bases and the latest stray one above them."""
-        bases = {s.base for s in self.segments}
-        max_base = max(bases) if bases else None
-        latest_stray: int | None = None
-        for off in sorted(self.disk.files):
-            if off in bases:
-                continue
-            if latest_stray is not None:
-                self.disk.delete(latest_stray, "a stray snapshot (no segment starts there)")
-            latest_stray = off
-        if latest_stray is not None and max_base is not None and latest_stray < max_base:
-            self.disk.delete(latest_stray, "a stray snapshot below the last segment")
 

@@ -11,6 +11,8 @@ change a :class:`Step`. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kafkatool.engine.restart_segments import LoadedSegment, segments_between
 from kafkatool.engine.restart_steps import Step
 from kafkatool.model import LogEntry, PartitionData, ProducerSnapshotEntry, RecordBatch
@@ -43,6 +45,21 @@ class SnapshotFiles:
         self.files[offset] = entries
         self.steps.append(Step("snapshot-write", f"write producer snapshot at offset {offset} with {len(entries)} "
                                                  f"producer(s) ({why})", self.name(offset), offset))
+
+    def remove_stray_snapshots(self, segment_bases: Iterable[int]) -> None:
+        """``ProducerStateManager.removeStraySnapshots``: keep the snapshots at segment bases and the latest stray
+        one, unless that lies below the last segment."""
+        bases = set(segment_bases)
+        max_base = max(bases) if bases else None
+        latest_stray: int | None = None
+        for off in sorted(self.files):
+            if off in bases:
+                continue
+            if latest_stray is not None:
+                self.delete(latest_stray, "a stray snapshot (no segment starts there)")
+            latest_stray = off
+        if latest_stray is not None and max_base is not None and latest_stray < max_base:
+            self.delete(latest_stray, "a stray snapshot below the last segment")
 
 
 class ProducerStateFiles:
