@@ -53,11 +53,14 @@ class LogLoader:
         self.swap_replaced: set[int] = set()  # bases of the segments a completed swap replaced
         self.swap_sizes: dict[int, int] = {}  # base -> bytes of the .swap segment renamed in
         self.entries_before: dict[int, Sequence[LogEntry]] = {}
+        self.final_psm: ProducerStateFiles | None = None  # the producer state the load ends with
 
     def step(self, action: str, detail: str, **kw: int | str | None) -> None:
+        """Record one thing Kafka does."""
         self.steps.append(Step(action, detail, **kw))  # type: ignore[arg-type]
 
     def psm(self, role: str) -> ProducerStateFiles:
+        """A fresh producer-state manager over the partition's snapshot files (``role`` names it in steps)."""
         return ProducerStateFiles(self.disk, self.now, self.expiration_ms, role)
 
     # -- first passes: stray and swap files
@@ -139,6 +142,7 @@ class LogLoader:
         return truncated
 
     def _delete_segments(self, doomed: list[LoadedSegment], why: str) -> None:
+        """``deleteSegmentFiles``: the segments and their producer snapshots go."""
         for s in doomed:
             self.segments.remove(s)
             self.step("delete-segment", f"delete segment {s.base} ({s.file}, {s.size} bytes): {why}",

@@ -229,6 +229,7 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     finally:
         res.recovery_bytes_read = loader.bytes_read
     psm = loader.final_psm
+    assert psm is not None  # set by a load that returned
     log_start = new_log_start
     res.log_start_offset = log_start
     res.log_end_offset = next_offset

@@ -32,6 +32,7 @@ class SnapshotFiles:
             self.files[s.offset] = list(s.snapshot.entries) if ok and s.snapshot else None
 
     def name(self, offset: int) -> str:
+        """The snapshot file's path."""
         return f"{self.dir}/{segment_file_name(offset, '.snapshot')}"
 
     def delete(self, offset: int, why: str, action: str = "snapshot-delete") -> None:
@@ -42,6 +43,7 @@ class SnapshotFiles:
             self.steps.append(Step(action, f"delete producer snapshot {offset}: {why}", self.name(offset), offset))
 
     def write(self, offset: int, entries: list[ProducerSnapshotEntry], why: str) -> None:
+        """``writeSnapshot``: a snapshot file at ``offset``."""
         self.files[offset] = entries
         self.steps.append(Step("snapshot-write", f"write producer snapshot at offset {offset} with {len(entries)} "
                                                  f"producer(s) ({why})", self.name(offset), offset))
@@ -76,6 +78,7 @@ class ProducerStateFiles:
 
     @property
     def map_end(self) -> int:
+        """``mapEndOffset``: the offset up to which the state is built."""
         return self.state.map_end_offset
 
     @map_end.setter
@@ -90,6 +93,7 @@ class ProducerStateFiles:
             self.snapshots.add(self.map_end)
 
     def remove_and_delete(self, offset: int, why: str) -> None:
+        """``removeAndDeleteSnapshot``."""
         self.snapshots.discard(offset)
         self.disk.delete(offset, why)
 

@@ -64,6 +64,7 @@ class LoadedSegment:
         return last.offset, last.position
 
     def entries_last_index(self) -> tuple[int, int]:
+        """The last entry's last offset and position: the rebuilt index's last entry, after recovery."""
         return (self.entries[-1].last_offset, self.entries[-1].position) if self.entries else (self.base, 0)
 
     def read_next_offset(self) -> int:
