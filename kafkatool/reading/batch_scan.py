@@ -31,10 +31,12 @@ from kafkatool.model import (
     field_types,
 )
 from kafkatool.reading.columns import SegmentColumns, scan_buffer
+from kafkatool.reading.context import resolve
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
 from kafkatool.schema import legacy, offset_index
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.control import parse_control_record
 from kafkatool.schema.filenames import offset_from_name
 from kafkatool.schema.log_segment import find_next_batch, walk_log
@@ -87,12 +89,13 @@ def _none_if(value: int, sentinel: int = -1) -> int | None:
     return None if value == sentinel else value
 
 
-def _control_type(buf: bytes | memoryview | None, batch: RecordBatch) -> str | None:
-    """The marker type of a control batch: from its records if already decoded, else from ``buf``."""
+def _control_type(buf: bytes | memoryview | None, batch: RecordBatch, max_output: int) -> str | None:
+    """The marker type of a control batch: from its records if already decoded, else from ``buf`` (inflating at
+    most ``max_output`` bytes)."""
     records = batch.records
     if records is None and buf is not None:
         try:
-            records = rb.decode_records(batch, rb.records_payload(buf, batch))
+            records = rb.decode_records(batch, rb.records_payload(buf, batch), max_output=max_output)
         except DecodeError:
             return None
     if not records:
@@ -107,11 +110,11 @@ _UNIT_COLUMNS = ("log_dir", "topic", "partition", "segment")
 _ROW_COLUMNS = COLUMN_NAMES[len(_UNIT_COLUMNS):]
 
 
-def scan_range_or_nothing(unit: SegmentRange) -> BatchColumns:
+def scan_range_or_nothing(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchColumns:
     """:func:`scan_range`, or no rows when the file cannot be read at all (the partition's analysis reports it
     as a finding; one unreadable file does not stop a fleet scan)."""
     try:
-        return scan_range(unit)
+        return scan_range(unit, limits)
     except UnreadableInputError:
         return BatchColumns(landing=unit.stop)
 
@@ -122,7 +125,7 @@ _CODEC_BY_BITS = np.array(KNOWN_CODEC_BY_BITS, dtype=object)
 _TIMESTAMP_BY_BIT = np.array(_TIMESTAMP_LABEL, dtype=object)
 
 
-def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[Any, ...]:
+def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch, max_output: int) -> tuple[Any, ...]:
     """One batch's values for the columns after the unit's own (:data:`_ROW_COLUMNS`).
 
     The attribute bits are read through lookup tables built from the model's enums: this runs once per batch.
@@ -136,12 +139,14 @@ def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[
             e.magic, KNOWN_CODEC_BY_BITS[attrs & rb.CODEC_MASK], e.crc, e.crc_valid, None if epoch == -1 else epoch,
             None if pid == -1 else pid, None if pepoch == -1 else pepoch, None if seq == -1 else seq,
             None if seq == -1 else e.last_sequence, bool(attrs & rb.TRANSACTIONAL_FLAG), control,
-            _control_type(buf, e) if control else None, _TIMESTAMP_LABEL[(attrs & rb.TIMESTAMP_TYPE_FLAG) != 0],
+            _control_type(buf, e, max_output) if control else None,
+            _TIMESTAMP_LABEL[(attrs & rb.TIMESTAMP_TYPE_FLAG) != 0],
             e.base_timestamp, e.max_timestamp, e.records_count,
         )
     if e.compression.label != "none" and e.records is None:
         try:
-            e.records = legacy.inner_records(e)  # Kafka's baseOffset of a legacy wrapper is its first inner offset
+            # Kafka's baseOffset of a legacy wrapper is its first inner offset
+            e.records = legacy.inner_records(e, max_output=max_output)
         except DecodeError:
             e.records = None
     return (
@@ -151,7 +156,7 @@ def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch) -> tuple[
     )
 
 
-def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list[Any]]:
+def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns, max_output: int) -> dict[str, list[Any]]:
     """:func:`_row`'s values for a range of clean magic 2 batches, column by column from the header columns
     (no object per batch; only control batches are decoded, for their marker type)."""
     h = cols.headers
@@ -172,7 +177,7 @@ def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list
 
     control_types: list[Any] = [None] * len(positions)
     for i in np.flatnonzero(control).tolist():
-        control_types[i] = _control_type(buf, rb.parse_batch_header(buf, positions[i]))
+        control_types[i] = _control_type(buf, rb.parse_batch_header(buf, positions[i]), max_output)
     epoch, pid, pepoch = h["partition_leader_epoch"], h["producer_id"], h["producer_epoch"]
     n = len(positions)
     columns = {
@@ -192,12 +197,14 @@ def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns) -> dict[str, list
     return {name: columns[name] for name in _ROW_COLUMNS}
 
 
-def scan_range(unit: SegmentRange) -> BatchColumns:
+def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchColumns:
     """The batch rows of ``unit`` (CRC-checked, shallow).
 
     Clean magic 2 ranges (the usual case) are read by the columnar scanner, :mod:`kafkatool.reading.columns`;
     a range with anything else in it (a defect, a legacy entry) is walked batch by batch by the resilient
-    walker, so the rows and defects are those of ``dump-segment --verify`` either way."""
+    walker, so the rows and defects are those of ``dump-segment --verify`` either way. Legacy wrappers and control
+    batches inflate at most ``limits``' cap (``None``: the limits in force, ``reading.context``)."""
+    max_output = resolve(limits).max_decompressed_bytes
     out = BatchColumns()
     rows: list[tuple[Any, ...]] = []
     with mapped(unit.path) as buf:
@@ -206,20 +213,20 @@ def scan_range(unit: SegmentRange) -> BatchColumns:
             n = len(fast)
             unit_values = (unit.log_dir, unit.topic, unit.partition, unit.segment)
             out.columns = {name: [value] * n for name, value in zip(_UNIT_COLUMNS, unit_values, strict=True)}
-            out.columns.update(_clean_rows(buf, fast))
+            out.columns.update(_clean_rows(buf, fast, max_output))
             out.landing = fast.landing
             return out
         size = len(buf)
         stop = size if unit.stop is None else min(unit.stop, size)
         out.landing = size
-        for item in walk_log(buf, unit.path, start=unit.start):
+        for item in walk_log(buf, unit.path, start=unit.start, max_output=max_output):
             if item.position is not None and item.position >= stop:
                 out.landing = item.position
                 break
             if isinstance(item, Defect):
                 out.defects.append(item)
                 continue
-            rows.append(_row(buf, item))
+            rows.append(_row(buf, item, max_output))
     out.columns = _columns((unit.log_dir, unit.topic, unit.partition, unit.segment), rows)
     return out
 
@@ -234,11 +241,13 @@ def _columns(unit_values: tuple[Any, ...], rows: list[tuple[Any, ...]]) -> dict[
 
 
 def entry_columns(log_dir: str, topic: str, partition: int,
-                  segments: list[tuple[str, list[RecordBatch | LegacyBatch]]]) -> BatchColumns:
+                  segments: list[tuple[str, list[RecordBatch | LegacyBatch]]],
+                  limits: ReadLimits | None = None) -> BatchColumns:
     """Batch rows from entries already walked (CRC-checked, control batches decoded), e.g. by
     ``reading.logdir.read_partition``: the same rows :func:`scan_range` gives, without a second pass."""
     out = BatchColumns()
-    parts = [_columns((log_dir, topic, partition, name), [_row(None, e) for e in entries])
+    max_output = resolve(limits).max_decompressed_bytes
+    parts = [_columns((log_dir, topic, partition, name), [_row(None, e, max_output) for e in entries])
              for name, entries in segments]
     out.columns = {name: [v for p in parts for v in p[name]] for name in COLUMN_NAMES}
     return out
