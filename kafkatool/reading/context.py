@@ -5,7 +5,8 @@ the schema decoders explicitly; below this layer nothing looks limits up. ``None
 started with": the command line sets them once (``kafkatool --max-decompressed-bytes N``, see
 :func:`using_limits`) so that commands need not carry them through every call, and the fleet sets them around
 each unit of work from its plan (in worker processes and Spark executors, which never saw the command line).
-A :class:`~contextvars.ContextVar`, not a module global: a scope ends with its ``with`` block.
+A :class:`~contextvars.ContextVar`, not a module global: a scope ends with its ``with`` block. Kafka has no
+counterpart (its reads are bounded by ``message.max.bytes`` and fetch sizes, not by what a batch inflates to).
 """
 
 from __future__ import annotations
