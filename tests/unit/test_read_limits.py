@@ -10,6 +10,7 @@ shallow read inflates a legacy wrapper too (Kafka's ``baseOffset()`` of a wrappe
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import pickle
@@ -28,7 +29,7 @@ from kafkatool.fleet.plan import make_plan
 from kafkatool.model import Compression
 from kafkatool.reading.context import current_limits, resolve, using_limits
 from kafkatool.reading.logdir import read_log_dir
-from kafkatool.schema import legacy
+from kafkatool.schema import codecs, legacy
 from kafkatool.schema.codecs import DEFAULT_LIMITS, DEFAULT_MAX_OUTPUT, ReadLimits
 from kafkatool.schema.filenames import segment_file_name
 from tests.scan_support import read_tables
@@ -59,6 +60,22 @@ def test_limits_are_a_plain_value_with_a_default() -> None:
     assert pickle.loads(pickle.dumps(ReadLimits(CAP))) == ReadLimits(CAP)
     with pytest.raises(ValueError, match="must be positive"):
         ReadLimits(0)
+
+
+def test_the_cap_is_never_module_state() -> None:
+    """No setter, no module-level cap below the reading layer; one ContextVar, in ``reading.context``."""
+    assert not hasattr(codecs, "set_max_output") and not hasattr(codecs, "max_output_limit")
+    package = Path(codecs.__file__).resolve().parents[1]
+    makers = []
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        rel = path.relative_to(package).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global) and rel in ("schema/codecs.py", "schema/legacy.py"):
+                makers.append(f"{rel}:{node.lineno}: global")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "ContextVar":
+                makers.append(rel)
+    assert makers == ["reading/context.py"]
 
 
 def test_a_scope_sets_the_current_limits_and_an_explicit_value_wins() -> None:
