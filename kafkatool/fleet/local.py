@@ -63,7 +63,7 @@ def _run(job: _Job) -> tuple[str, Any, int]:
 
 def _run_unit(job: _Job) -> tuple[str, Any, int]:
     if job.kind == "range":
-        cols = scan_range_or_nothing(job.unit)
+        cols = scan_range_or_nothing(job.unit, job.limits)
         return "batches", (job.unit, batches_arrow(cols), cols.landing), job.weight
     if job.kind == "partition":
         unit: PartitionUnit = job.unit
@@ -99,7 +99,7 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
         results = pool.map(_run, work, chunksize=1)
     else:
         results = map(_run, work)
-    chain = _RangeChain(sink)
+    chain = _RangeChain(sink, plan.limits)
     try:
         for kind, payload, weight in results:
             if kind == "batches":
@@ -127,8 +127,9 @@ class _RangeChain:
     are dropped. Memory stays bounded by one range, not by the segment.
     """
 
-    def __init__(self, sink: Callable[[str, pa.RecordBatch], None]) -> None:
+    def __init__(self, sink: Callable[[str, pa.RecordBatch], None], limits: ReadLimits) -> None:
         self.sink = sink
+        self.limits = limits
         self.held: tuple[SegmentRange, pa.RecordBatch, int | None] | None = None
         self.rescanned: str | None = None  # the segment whose rest was scanned in one piece
 
@@ -147,7 +148,7 @@ class _RangeChain:
             return
         self.held, self.rescanned = None, prev.path
         rest = SegmentRange(prev.log_dir, prev.topic, prev.partition, prev.path, prev.start, None, 0)
-        self.sink("batches", batches_arrow(scan_range_or_nothing(rest)))
+        self.sink("batches", batches_arrow(scan_range_or_nothing(rest, self.limits)))
 
     def close(self) -> None:
         """The held range is the last of its segment: its rows are right as they are."""

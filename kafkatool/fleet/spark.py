@@ -105,8 +105,7 @@ class _SegmentsReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         units: list[SegmentRange] = partition.value or []  # no partitions at all: Spark reads one empty one
         for unit in units:
-            with using_limits(self.limits):
-                cols = scan_range_or_nothing(unit)
+            cols = scan_range_or_nothing(unit, self.limits)
             if unit.stop is not None and cols.landing != unit.stop:
                 raise SplitMismatchError(f"{unit.path}: the batches from byte {unit.start} end at {cols.landing}, "
                                          f"not at the next range's start {unit.stop}")

@@ -170,3 +170,6 @@ def test_scan_spark_executors_use_the_command_lines_cap(log_dir: Path, tmp_path:
         assert result.exit_code == 0, result.stderr
     assert REFUSED not in [r["reason"] for r in read_tables(outs["plain"])["findings"]]
     assert REFUSED in [r["reason"] for r in read_tables(outs["capped"])["findings"]]
+    assert [r["base_offset"] for r in read_tables(outs["plain"])["batches"]] == [0]
+    assert [r["base_offset"] for r in read_tables(outs["capped"])["batches"]] == [99]
+
