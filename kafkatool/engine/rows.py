@@ -23,6 +23,7 @@ from kafkatool.model import (
     Record,
     RecordBatch,
     TimeIndexEntry,
+    TimestampType,
 )
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_raft_control_message, raft_message_class
 from kafkatool.schema.filenames import FileKind
@@ -111,7 +112,7 @@ def record_row(r: Record, *, key_decoder: str | None, value_decoder: str | None,
     return row
 
 
-TIMESTAMP_LABELS = ("CreateTime", "LogAppendTime")
+TIMESTAMP_LABELS = (TimestampType.CREATE_TIME.label, TimestampType.LOG_APPEND_TIME.label)  # by attribute bit 3
 
 
 def entry_row(e: LogEntry, *, key_decoder: str | None = None, value_decoder: str | None = None,
@@ -124,7 +125,7 @@ def entry_row(e: LogEntry, *, key_decoder: str | None = None, value_decoder: str
         row = _legacy_row(e)
     else:
         attrs = e.attributes
-        codec = attrs & 0x07
+        codec = attrs & CODEC_BITS
         base_seq = e.base_sequence
         pid = e.producer_id
         row = {

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from kafkatool.fleet.analyse import FINDING_COLUMNS, PARTITION_COLUMNS, PRODUCER_COLUMNS, Analysis
-from kafkatool.reading.batch_scan import BATCH_COLUMNS, BatchColumns
+from kafkatool.reading.batch_scan import BATCH_COLUMNS, SORT_KEY, BatchColumns
 
 _ARROW = {"string": pa.string(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
           "int64": pa.int64(), "bool": pa.bool_()}
@@ -24,7 +24,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 TABLES = tuple(COLUMNS)
 # The order rows are compared and summarised in (the engines may write them in any order).
 SORT_KEYS: dict[str, tuple[str, ...]] = {
-    "batches": ("log_dir", "topic", "partition", "segment", "position"),
+    "batches": SORT_KEY,
     "partitions": ("log_dir", "directory"),
     "producers": ("log_dir", "topic", "partition", "producer_id"),
     "findings": ("log_dir", "topic", "partition", "source", "file", "position", "code", "field", "reason"),
