@@ -208,7 +208,7 @@ def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchCol
     out = BatchColumns()
     rows: list[tuple[Any, ...]] = []
     with mapped(unit.path) as buf:
-        fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop)
+        fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output)
         if not fast.defects and not fast.legacy:
             n = len(fast)
             unit_values = (unit.log_dir, unit.topic, unit.partition, unit.segment)

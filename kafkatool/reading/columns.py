@@ -91,10 +91,11 @@ def _crc_pass(buf: Any, positions: list[int], heads: np.ndarray, pool: ThreadPoo
 
 
 def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0, stop: int | None = None,
-                threads: int | None = None) -> SegmentColumns:
+                threads: int | None = None, max_output: int | None = None) -> SegmentColumns:
     """The batches of ``buf`` that start in ``[start, stop)`` as columns, with the walker's defects.
 
-    ``threads`` (default none) computes the CRCs of big batches in that many GIL-free threads.
+    ``threads`` (default none) computes the CRCs of big batches in that many GIL-free threads; ``max_output``
+    is the read's decompression cap (legacy wrappers are inflated for their offsets).
     """
     size = len(buf)
     stop = size if stop is None else min(stop, size)
@@ -123,7 +124,7 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
                 continue
             # Not a clean magic 2 batch: the resilient walker reports it and finds where to go on.
             nxt = size
-            for item in walk_log(buf, file, verify_crc=verify_crc, start=pos):
+            for item in walk_log(buf, file, verify_crc=verify_crc, start=pos, max_output=max_output):
                 if isinstance(item, Defect):
                     defects.append(item)
                     continue

@@ -141,7 +141,7 @@ class SegmentEntries(Sequence[LogEntry]):
         if pos + self._size[k] > len(buf):
             raise UnreadableInputError(self._path, f"the file changed while it was read: the entry at byte {pos} "
                                                    "is no longer there")
-        entry = read_entry_at(buf, pos, deep=self._deep)
+        entry = read_entry_at(buf, pos, deep=self._deep, max_output=self._limits.max_decompressed_bytes)
         flag = self._crc[k]
         entry.crc_valid = None if flag == _CRC_UNCHECKED else flag == _CRC_VALID
         complete_entry(entry, buf, deep=self._deep, limits=self._limits)

@@ -238,13 +238,14 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
         pos += entry.size_in_bytes
 
 
-def read_entry_at(buf: bytes | memoryview, pos: int, *, deep: bool = False) -> LogEntry:
+def read_entry_at(buf: bytes | memoryview, pos: int, *, deep: bool = False,
+                  max_output: int | None = None) -> LogEntry:
     """The entry a walk found at ``pos``, read again without its CRC check (the caller knows the walk's verdict):
     what :class:`~kafkatool.reading.entries.SegmentEntries` re-reads on use. A magic 2 batch comes back as its
     header (records are the caller's to decode); a legacy entry as the walk at that depth made it."""
     if buf[pos + rb.MAGIC_OFFSET] == rb.MAGIC:
         return RecordBatch(pos, *HEADER_UNPACK(buf, pos))
-    return _read_legacy(buf, pos, deep, None)[0]
+    return _read_legacy(buf, pos, deep, max_output)[0]
 
 
 def _tail_defect(buf: bytes | memoryview, file: str, pos: int, limit: int, length: int | None = None) -> Defect:

@@ -173,3 +173,13 @@ def test_scan_spark_executors_use_the_command_lines_cap(log_dir: Path, tmp_path:
     assert [r["base_offset"] for r in read_tables(outs["plain"])["batches"]] == [0]
     assert [r["base_offset"] for r in read_tables(outs["capped"])["batches"]] == [99]
 
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_batches_table_reads_within_the_cap(log_dir: Path, tmp_path: Path, jobs: str) -> None:
+    """A wrapper the cap refuses yields no inner offsets: its row's base offset is the wrapper's own (99)."""
+    for name, args, base in (("plain", [], 0), ("capped", ["--max-decompressed-bytes", str(CAP)], 99)):
+        out = tmp_path / name
+        result = runner.invoke(app, [*args, "scan", "--no-progress", "--fail-on", "never", "-f", "json", "--out",
+                                     str(out), "--jobs", jobs, str(log_dir)])
+        assert result.exit_code == 0, result.stderr
+        assert [r["base_offset"] for r in read_tables(out)["batches"]] == [base], name
