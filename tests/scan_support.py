@@ -13,7 +13,7 @@ from kafkatool.model import OffsetIndexEntry
 from kafkatool.schema import offset_index
 from kafkatool.schema.filenames import FileKind, classify, in_flight_suffix
 from kafkatool.writing.atomic import write_tree
-from kafkatool.writing.fixtures import LogDir, PartitionWriter, Producer, TopicConfig, text_value
+from kafkatool.writing.fixture_writer import LogDir, PartitionWriter, Producer, TopicConfig, text_value
 
 
 def read_tables(out: Path) -> dict[str, list[dict[str, Any]]]:

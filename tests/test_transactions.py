@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from kafkatool.analysis.transactions import transactions_document as build_document
 from kafkatool.cli import app
-from kafkatool.commands.transactions import build_document
 from tests.conftest import corpus_cases, load_expected, shared_dir
 
 runner = CliRunner()

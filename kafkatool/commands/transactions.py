@@ -13,8 +13,6 @@ from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.render.transactions_report import render_transactions
 
-build_document = transactions_document  # re-export for tests/test_transactions.py; issue 21
-
 
 def command(
     log_dirs: Annotated[list[str], typer.Argument(help="Broker log dirs (or partition directories).",

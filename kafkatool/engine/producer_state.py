@@ -24,7 +24,6 @@ from kafkatool.storage.producer_state import (
     check_sequence,
     check_transactional,
 )
-from kafkatool.storage.producer_state import ProducerStateEntry as ProducerEntry  # re-export for restart.py; issue 21
 from kafkatool.storage.producer_state import ProducerStateManager as StorageProducerStateManager
 
 
@@ -148,5 +147,4 @@ class CheckedProducerState(StorageProducerStateManager):
                           f"{batch.base_offset} with no open transaction (a retried or late marker)", "info")
 
 
-ProducerStateManager = CheckedProducerState  # alias for engine/restart.py, restart_output.py; issue 21
-__all__ = ["LISTED_PER_CODE", "Anomaly", "CheckedProducerState", "ProducerEntry", "ProducerStateManager"]
+__all__ = ["LISTED_PER_CODE", "Anomaly", "CheckedProducerState"]
