@@ -72,6 +72,9 @@ KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
 COMPRESSION_NAMES = {c.value: c.label for c in Compression}
+_CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (rb.CODEC_MASK, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
+                                                  rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
+"""The magic 2 ``attributes`` bits, bound once for the per-batch lines."""
 
 
 class Buffer(Protocol):
@@ -252,7 +255,9 @@ class FileBatch:
     @property
     def timestamp_type(self) -> str:
         """``timestampType()`` as Kafka names it."""
-        return (self.header() if self.is_v2 else self.legacy()).timestamp_type.label
+        if self.is_v2:  # the per-batch hot path: the flag, without the model's enum
+            return "LogAppendTime" if self.header().attributes & _LOG_APPEND else "CreateTime"
+        return self.legacy().timestamp_type.label
 
     @property
     def max_timestamp(self) -> int:
@@ -650,10 +655,6 @@ def _batch_line(out: _Out, batch: FileBatch, position: int) -> None:
     out.println(f" position: {position} {batch.timestamp_type}: {batch.max_timestamp} "
                 f"size: {batch.size_in_bytes} magic: {batch.magic} compresscodec: {batch.compression_name()} "
                 f"crc: {batch.checksum} isvalid: {java_bool(batch.is_valid())}")
-
-
-_CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (rb.CODEC_MASK, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
-                                                  rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
 
 
 def _fast_batch_line(out: _Out, batch: FileBatch, position: int) -> bool:

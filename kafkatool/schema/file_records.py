@@ -10,7 +10,7 @@ or a read-only mmap); the framing rules and their exception messages belong to t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from construct import Struct
@@ -43,24 +43,22 @@ def read_batch_header(buf: Any, pos: int) -> RecordBatch | None:
     return rb.header_from_tuple(pos, _HEADER(buf, pos))
 
 
-def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: int) -> Iterator[Record]:
+def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: int) -> Iterable[Record]:
     """``DefaultRecordBatch.iterator()`` over the batch at ``position`` (``size_in_bytes`` with the log overhead).
 
-    A batch the strict decoder accepts yields its records. A compressed one it rejects raises
+    A batch the strict decoder accepts comes back as the list of its records. A compressed one it rejects raises
     :class:`JavaException` with the decoder's reason; an uncompressed one is walked again as Kafka's iterator does
-    (:func:`~kafkatool.schema.record_walk.walk_records`): the records before the damaged one first, then the
-    exception Kafka throws there.
+    (:func:`~kafkatool.schema.record_walk.walk_records`, returned lazily): the records before the damaged one
+    first, then the exception Kafka throws there.
     """
     view = buf if isinstance(buf, memoryview) else memoryview(buf)
     payload = view[position + rb.HEADER_SIZE:position + size_in_bytes]
     try:
-        decoded = rb.decode_records(header, payload)
+        return rb.decode_records(header, payload)
     except DecodeError as err:
         if header.attributes & rb.CODEC_MASK != 0:
             raise JavaException(err.reason) from None
-        yield from walk_records(header, bytes(payload))
-        return
-    yield from decoded
+    return walk_records(header, bytes(payload))
 
 
 __all__ = ["ENTRY_HEAD", "ENTRY_HEAD_SIZE", "batch_records", "read_batch_header", "read_entry_head"]
