@@ -33,9 +33,9 @@ from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    SWAP_SUFFIX,
     parse_partition_dir,
 )
+from kafkatool.storage.swaps import is_swap_file
 
 PARTITION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("log_dir", "string"), ("directory", "string"), ("topic", "string"), ("partition", "int32"),
@@ -116,7 +116,7 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
             if seg.log_file and Path(seg.log_file).name not in split])
     # An interrupted cleaner swap is checked as Kafka's load completes it, as ``check`` does.
     swaps = read_swap_segments(directory, directory.name) \
-        if any(name.endswith(SWAP_SUFFIX) for name in part.leftovers) else None
+        if any(is_swap_file(name) for name in part.leftovers) else None
     defects = partition_findings(data, part, swaps)
     out.findings = [located_finding_row(log_dir, part, d) for d in defects]
     producers: list[dict[str, Any]] = []

@@ -28,6 +28,7 @@ from kafkatool.schema.filenames import (
     offset_from_name,
     parse_partition_dir,
 )
+from kafkatool.storage.swaps import is_swap_file
 
 
 @dataclass
@@ -46,7 +47,7 @@ def read_swap_segments(directory: Path, label: str, *,
     limits = resolve(limits)
     out: dict[int, SegmentData] = {}
     for p in list_dir(directory):
-        if not p.is_file() or not p.name.endswith(SWAP_SUFFIX):
+        if not p.is_file() or not is_swap_file(p.name):
             continue
         offset = offset_from_name(p.name)
         if offset is None:
@@ -78,7 +79,7 @@ def read_swaps(data: LogDirData, *, limits: ReadLimits | None = None) -> dict[st
     root = Path(data.path)
     out: dict[str, dict[int, SegmentData]] = {}
     for part in data.partitions:
-        if not any(name.endswith(SWAP_SUFFIX) for name in part.leftovers):
+        if not any(is_swap_file(name) for name in part.leftovers):
             continue
         lone = root.name == part.directory and not (root / part.directory).is_dir()
         out[part.directory] = read_swap_segments(root if lone else root / part.directory, part.directory,
