@@ -26,7 +26,7 @@ from kafkatool.storage.producer_state import NO_COORDINATOR_EPOCH
 
 
 @dataclass
-class TxnMetadata:
+class TransactionMetadata:
     """A transactional id's state as the coordinator last wrote it (``TransactionMetadata``)."""
 
     transactional_id: str
@@ -46,7 +46,7 @@ class TxnMetadata:
 class TxnLog:
     """Every transactional id's last state, and what could not be decoded on the way."""
 
-    states: dict[str, TxnMetadata] = field(default_factory=dict)
+    states: dict[str, TransactionMetadata] = field(default_factory=dict)
     problems: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
 
@@ -74,11 +74,12 @@ def replay_transaction_log(parts: list[PartitionData], decode: DecodeFn) -> TxnL
                     v = d.value["data"]
                     parts_of = [(p["topic"], pid) for p in v["transactionPartitions"] or ()
                                 for pid in p["partitionIds"]]
-                    log.states[tid] = TxnMetadata(tid, v["producerId"], v["producerEpoch"], v["transactionTimeoutMs"],
-                                                  d.value["state"] or str(v["transactionStatus"]),
-                                                  parts_of if d.value["state"] != "Empty" else [],
-                                                  v["transactionStartTimestampMs"],
-                                                  v["transactionLastUpdateTimestampMs"], r.offset, part.directory)
+                    log.states[tid] = TransactionMetadata(
+                        tid, v["producerId"], v["producerEpoch"], v["transactionTimeoutMs"],
+                        d.value["state"] or str(v["transactionStatus"]),
+                        parts_of if d.value["state"] != "Empty" else [],
+                        v["transactionStartTimestampMs"], v["transactionLastUpdateTimestampMs"], r.offset,
+                        part.directory)
     return log
 
 
@@ -99,7 +100,7 @@ def abort_command(topic: str, partition: int, start_offset: int, bootstrap: str)
             f"--start-offset {start_offset}")
 
 
-def _verdict(txn: TxnMetadata | None, topic: str, partition: int, epoch: int, now: int,
+def _verdict(txn: TransactionMetadata | None, topic: str, partition: int, epoch: int, now: int,
              have_log: bool) -> tuple[str | None, str]:
     """Why an old open transaction hangs (``None``: the coordinator still owns it), and a sentence."""
     if txn is None:
@@ -131,7 +132,7 @@ def find_transactions(log: TxnLog, replays: list[PartitionReplay], *, now: int, 
                       bootstrap: str, have_log: bool) -> list[dict[str, Any]]:
     """Every open transaction of the data partitions, each with its coordinator state and, for those older than
     ``timeout_ms`` that no coordinator will end, ``hanging`` true, a reason and the abort command."""
-    by_pid: dict[int, list[TxnMetadata]] = {}
+    by_pid: dict[int, list[TransactionMetadata]] = {}
     for t in log.states.values():
         by_pid.setdefault(t.producer_id, []).append(t)
     out: list[dict[str, Any]] = []

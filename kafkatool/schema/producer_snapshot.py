@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import crc32c
 from construct import GreedyBytes, Int16sb, Int32sb, Int32ub, Int64sb, PrefixedArray, Struct
 
 from kafkatool.errors import DecodeError
-from kafkatool.model import NO_SEQUENCE, ProducerSnapshot, ProducerSnapshotEntry
+from kafkatool.model import ProducerSnapshot, ProducerSnapshotEntry
 from kafkatool.schema.fixed import derive_struct, field_offsets
 
 HEADER = Struct("version" / Int16sb, "crc" / Int32ub, "count" / Int32sb)
@@ -130,39 +129,6 @@ def trailing_bytes(data: bytes | memoryview) -> int:
         return 0
     count = HEADER_STRUCT.unpack_from(data, 0)[2]
     return max(0, len(data) - HEADER_SIZE - max(count, 0) * ENTRY_SIZE)
-
-
-@dataclass(frozen=True, slots=True)
-class ProducerState:
-    """A snapshot entry as Kafka loads it (``ProducerStateEntry`` with at most one ``BatchMetadata``).
-
-    Kafka keeps the batch metadata only when the stored last offset is >= 0, and an ongoing transaction
-    only when its first offset is >= 0; without a batch the sequences read -1, the data offsets -1 and
-    the delta 0, whatever the file holds.
-    """
-
-    producer_id: int
-    producer_epoch: int
-    coordinator_epoch: int
-    last_timestamp: int
-    first_sequence: int
-    last_sequence: int
-    first_data_offset: int
-    last_data_offset: int
-    last_offset_delta: int
-    current_txn_first_offset: int | None
-    has_batch: bool
-
-
-def producer_state(entry: ProducerSnapshotEntry) -> ProducerState:
-    """Kafka's in-memory view of one stored entry (``readSnapshot``'s conversion)."""
-    txn = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None
-    if entry.last_offset >= 0:
-        return ProducerState(entry.producer_id, entry.producer_epoch, entry.coordinator_epoch, entry.timestamp,
-                             entry.first_sequence, entry.last_sequence, entry.first_offset, entry.last_offset,
-                             entry.offset_delta, txn, True)
-    return ProducerState(entry.producer_id, entry.producer_epoch, entry.coordinator_epoch, entry.timestamp,
-                         NO_SEQUENCE, NO_SEQUENCE, -1, -1, 0, txn, False)
 
 
 def build_producer_snapshot(entries: Iterable[ProducerSnapshotEntry], version: int = CURRENT_VERSION) -> bytes:

@@ -39,6 +39,7 @@ from kafkatool.schema import (
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.filenames import FileKind, classify
 from kafkatool.schema.log_segment import walk_log
+from kafkatool.storage.producer_state import ProducerStateEntry
 
 REPO = Path(__file__).resolve().parents[2]
 FUZZ_MAX_OUTPUT = 1 << 20  # decompression cap inside the fuzzers: a bomb must be refused, not inflated
@@ -129,7 +130,7 @@ def _txn_index(data: bytes) -> object:
 
 def _snapshot(data: bytes) -> object:
     snap = producer_snapshot.parse_producer_snapshot(data)
-    return [producer_snapshot.producer_state(e) for e in snap.entries]
+    return [ProducerStateEntry.from_snapshot(e) for e in snap.entries]
 
 
 def _offset_checkpoint(data: bytes) -> object:

@@ -45,6 +45,7 @@ from kafkatool.schema.filenames import (
     partition_dir_name,
     segment_file_name,
 )
+from kafkatool.storage.producer_state import ProducerStateEntry
 from tests.conftest import corpus_cases, load_expected, shared_dir
 
 CASES = corpus_cases()
@@ -145,12 +146,12 @@ def test_txn_indexes_match_kafka(case: str) -> None:
 
 def kafka_view(entry: ProducerSnapshotEntry) -> dict[str, Any]:
     """A snapshot entry in the shape expected.json records ``ProducerStateEntry``."""
-    s = producer_snapshot.producer_state(entry)
-    batches = [{"firstSeq": s.first_sequence, "lastSeq": s.last_sequence, "firstOffset": s.first_data_offset,
+    s = ProducerStateEntry.from_snapshot(entry)
+    batches = [{"firstSeq": s.first_seq, "lastSeq": s.last_seq, "firstOffset": s.first_data_offset,
                 "lastOffset": s.last_data_offset, "offsetDelta": s.last_offset_delta,
-                "timestamp": s.last_timestamp}] if s.has_batch else []
+                "timestamp": s.last_timestamp}] if s.batches else []
     return {"producerId": s.producer_id, "producerEpoch": s.producer_epoch, "coordinatorEpoch": s.coordinator_epoch,
-            "lastTimestamp": s.last_timestamp, "firstSequence": s.first_sequence, "lastSequence": s.last_sequence,
+            "lastTimestamp": s.last_timestamp, "firstSequence": s.first_seq, "lastSequence": s.last_seq,
             "firstDataOffset": s.first_data_offset, "lastDataOffset": s.last_data_offset,
             "lastOffsetDelta": s.last_offset_delta, "currentTxnFirstOffset": s.current_txn_first_offset,
             "cachedBatches": batches}
@@ -486,12 +487,12 @@ def test_empty_snapshot_is_ten_bytes() -> None:
 
 def test_producer_state_without_batch_is_kafkas_empty_entry() -> None:
     entry = ProducerSnapshotEntry(5, 2, 9, -1, 3, 1000, 4, -1)
-    state = producer_snapshot.producer_state(entry)
-    assert not state.has_batch
-    assert (state.first_sequence, state.last_sequence, state.first_data_offset, state.last_data_offset,
+    state = ProducerStateEntry.from_snapshot(entry)
+    assert not state.batches
+    assert (state.first_seq, state.last_seq, state.first_data_offset, state.last_data_offset,
             state.last_offset_delta, state.current_txn_first_offset) == (-1, -1, -1, -1, 0, None)
-    wrapped = producer_snapshot.producer_state(ProducerSnapshotEntry(6, 0, 1, 100, 9, 1, -1, 92))
-    assert wrapped.first_sequence == 2**31 - 1 - 7 and wrapped.first_data_offset == 91
+    wrapped = ProducerStateEntry.from_snapshot(ProducerSnapshotEntry(6, 0, 1, 100, 9, 1, -1, 92))
+    assert wrapped.first_seq == 2**31 - 1 - 7 and wrapped.first_data_offset == 91
     assert wrapped.current_txn_first_offset == 92
 
 
