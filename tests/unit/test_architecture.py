@@ -6,7 +6,11 @@ pipeline (Spark and local engines) depends only on reading and model, plus the p
 the import), storage's rules, and writing for its Parquet output. Commands may import fleet; nothing else
 does. Only render imports rich; only reading/writing open files. ``storage`` holds Kafka's storage rules,
 pure, each written once: it imports only errors, model and schema (and a few pure standard modules), and
-no module outside it defines its own leader-epoch cache.
+no module outside it defines its own leader-epoch cache, producer-state entry or append check, batch-boundary
+test, sequence arithmetic, Java hash order, swap rule, truncation rule or codec label table (three rules have a
+home below storage, where a lower layer needs them: ``RULE_HOMES``). ``analysis`` composes the engines for
+report, scan and the commands (it may read, never writes or renders); commands import analysis, never each
+other (``test_commands_layering``).
 """
 
 from __future__ import annotations
@@ -178,3 +182,84 @@ def test_the_epoch_cache_scan_catches_a_copy() -> None:
     delegating = "def cache_end_offset_for(cache, epoch, leo):\n" \
                  "    return LeaderEpochCache.from_pairs(cache).end_offset_for(epoch, leo)\n"
     assert epoch_cache_definitions(delegating, "m") == []
+
+
+# Kafka's storage rules, defined outside storage: a producer-state entry or its append checks, a batch-boundary
+# test, sequence arithmetic, a Java hash order, the swap rules, the follower truncation rule, a codec label table.
+# Homes outside storage, where a lower layer needs the rule (storage's docstring names them).
+RULE_HOMES = {"kafkatool.schema.log_segment": {"boundary"}, "kafkatool.model": {"sequence", "codecs"},
+              "kafkatool.schema.codecs": {"codecs"}}
+RULE_CLASSES = {"producer state": re.compile(r"^_?(producer(state)?entry|producerappendinfo|_?producerstate|psm|"
+                                              r"batchmetadata|txnmetadata)$", re.I)}
+RULE_FUNCTIONS = {
+    "boundary": re.compile(r"^_*(\w*plausible\w*|confirmed_\w*(boundary|batch_start)|\w*batch_boundary\w*|"
+                           r"is_boundary)$", re.I),
+    "sequence": re.compile(r"^_*(increment_sequences?|decrement_sequence|in_sequence|check_sequence)$", re.I),
+    "java hash": re.compile(r"^_*(java_\w*hash\w*|\w*hash_?map_order|\w*hash_set_order)$", re.I),
+    "swaps": re.compile(r"^_*(swap_range|min_cleaned\w*|remove_temp_files\w*|sort_temp_files|"
+                        r"is_incomplete_split)$", re.I),
+    "truncation": re.compile(r"^_*(get_?)?offset_?truncation_?state$", re.I),
+}
+CODEC_NAMES = {"gzip", "snappy", "lz4", "zstd"}
+
+
+def _literal_strings(node: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def _delegates(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A loop-free body that hands the work to a function imported from storage or the rule's home."""
+    inner = list(ast.walk(fn))
+    calls = {n.func.id for n in inner if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)} - {fn.name}
+    loops = any(isinstance(n, ast.For | ast.While | ast.comprehension) for n in inner)
+    return not loops and any(RULE_FUNCTIONS_ANY.match(c) for c in calls)
+
+
+RULE_FUNCTIONS_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in RULE_FUNCTIONS.values()), re.I)
+
+
+def rule_copies(source: str, name: str) -> list[str]:
+    """Definitions in module ``name`` of a storage rule that storage (or the rule's named home) holds."""
+    homes = RULE_HOMES.get(name, set())
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.ClassDef):
+            found += [f"{name}:{node.lineno}: class {node.name} ({rule})" for rule, pattern in RULE_CLASSES.items()
+                      if pattern.match(node.name) and rule not in homes]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found += [f"{name}:{node.lineno}: def {node.name} ({rule})" for rule, pattern in RULE_FUNCTIONS.items()
+                      if pattern.match(node.name) and rule not in homes and not _delegates(node)]
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and "codecs" not in homes and node.value is not None \
+                and len(_literal_strings(node.value) & CODEC_NAMES) >= 3:
+            found.append(f"{name}:{node.lineno}: a codec label table (codecs)")
+    return found
+
+
+def test_storage_rules_are_defined_only_in_storage() -> None:
+    found = []
+    for name, path in modules():
+        if layer_of(name) != "storage":
+            found += rule_copies(path.read_text(), name)
+    assert not found, "Kafka's storage rules live once, in kafkatool.storage (see its docstring):\n" + "\n".join(found)
+
+
+def test_the_rule_scan_catches_a_copy() -> None:
+    copies = {
+        "class ProducerStateEntry:\n    pass\n": "class ProducerStateEntry",
+        "class _Psm:\n    pass\n": "class _Psm",
+        "class ProducerAppendInfo:\n    pass\n": "class ProducerAppendInfo",
+        "def _plausible_v2(buf, pos, end):\n    return None\n": "def _plausible_v2",
+        "def confirmed_boundary(buf, pos):\n    return buf[pos] == 2\n": "def confirmed_boundary",
+        "def _in_sequence(last, first):\n    return first == last + 1\n": "def _in_sequence",
+        "def java_hash_map_order(keys):\n    return sorted(keys)\n": "def java_hash_map_order",
+        "def swap_range(offsets):\n    return min(offsets), max(offsets)\n": "def swap_range",
+        "def offset_truncation_state(a, b):\n    return min(a, b)\n": "def offset_truncation_state",
+        "LABELS = ('none', 'gzip', 'snappy', 'lz4', 'zstd')\n": "codec label table",
+        "_BY = {0: 'none', 1: 'gzip', 2: 'snappy', 3: 'lz4'}\n": "codec label table",
+    }
+    for source, what in copies.items():
+        assert [f for f in rule_copies(source, "kafkatool.engine.m") if what in f], source
+    fine = "X = ('gzip',)\nclass Producer:\n    pass\n" \
+           "def confirmed_boundary(buf, pos):\n    return confirmed_batch_start(buf, pos, len(buf))\n"
+    assert rule_copies(fine, "kafkatool.engine.m") == []
+    assert rule_copies("def plausible_batch_header(b, p, e):\n    return None\n", "kafkatool.schema.log_segment") == []
