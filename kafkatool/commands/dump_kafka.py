@@ -15,6 +15,8 @@ from kafkatool.engine.dls_decoders import Parser
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import AbortedTxn, ProducerSnapshotEntry
 from kafkatool.reading import siblings
+from kafkatool.reading.context import resolve
+from kafkatool.schema.codecs import ReadLimits
 
 
 def _java_io_message(err: UnreadableInputError) -> str:
@@ -60,7 +62,7 @@ def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | No
 def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,
               index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
               skip_record_metadata: bool, parser: Parser | None = None,
-              emit: dls.Emit | None = None) -> dls.FileDump:
+              emit: dls.Emit | None = None, max_output: int | None = None) -> dls.FileDump:
     """Read what DumpLogSegments reads for ``path`` and emulate its dump of it (segment and index lines streamed
     to ``emit`` as made, so memory stays flat whatever the segment holds)."""
     key = siblings.absolute_path(path)
@@ -71,7 +73,7 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         with siblings.mapped_if_exists(path) as buf:
             return dls.dump_log(session, path, buf, deep=deep, print_data=print_data,
                                 skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key,
-                                parser=parser, emit=emit)
+                                parser=parser, emit=emit, max_output=max_output)
     if kind == "snapshot":
         data = siblings.read_if_exists(path)
         if data is None:
@@ -96,18 +98,20 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         return dls.dump_time_index(
             session, path, None if time_data is None else _time_slots(time_data, base),
             None if index_data is None else _offset_slots(index_data, base), log_buf,
-            verify_only=verify_index_only, sanity_only=index_sanity_check, key=key, emit=emit)
+            verify_only=verify_index_only, sanity_only=index_sanity_check, key=key, emit=emit, max_output=max_output)
 
 
 def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_index_only: bool,
                      index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
                      skip_record_metadata: bool, out: TextIO, err: TextIO, parser: Parser | None = None,
-                     layout: dls.KafkaLayout = dls.DEFAULT_LAYOUT) -> int:
+                     layout: dls.KafkaLayout = dls.DEFAULT_LAYOUT, limits: ReadLimits | None = None) -> int:
     """Dump ``paths`` as ``kafka-dump-log.sh --files`` would; returns its exit code (0, or 1 on an exception).
 
     stdout text goes to ``out``, stderr lines (unknown files, corrupt snapshots, the crash message, the
-    summaries) to ``err``. Paths are printed as given; ``layout`` is the release line whose text is reproduced.
+    summaries) to ``err``. Paths are printed as given; ``layout`` is the release line whose text is reproduced;
+    ``limits`` bound decompression (``None``: the run's, see :mod:`kafkatool.reading.context`).
     """
+    max_output = resolve(limits).max_decompressed_bytes
     session = dls.DlsSession(layout)
     for given in paths:
         path = dls.java_file(given)
@@ -116,7 +120,8 @@ def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_i
             result = _dump_one(session, path, deep=deep, print_data=print_data,
                                verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                                max_message_size=max_message_size, max_bytes=max_bytes,
-                               skip_record_metadata=skip_record_metadata, parser=parser, emit=out.write)
+                               skip_record_metadata=skip_record_metadata, parser=parser, emit=out.write,
+                               max_output=max_output)
         except dls.DlsError as error:
             result = dls.FileDump(crash=error.line)
         except UnreadableInputError as error:

@@ -139,12 +139,15 @@ def java_parse_int(text: str) -> int:
 class FileRecordsView:
     """Kafka's ``FileRecords`` over an in-memory copy of a file: ``[start, end)`` of ``buf``.
 
-    ``label`` is the file as Kafka would print it in ``toString()`` and exception messages.
+    ``label`` is the file as Kafka would print it in ``toString()`` and exception messages; ``max_output`` caps
+    what one compressed batch may inflate to (kafkatool's bound, not Kafka's; ``None``: the decoders' default).
     """
 
-    def __init__(self, label: str, buf: Buffer, start: int = 0, end: int = INT_MAX, is_slice: bool = False) -> None:
+    def __init__(self, label: str, buf: Buffer, start: int = 0, end: int = INT_MAX, is_slice: bool = False,
+                 max_output: int | None = None) -> None:
         self.label = label
         self.buf = buf
+        self.max_output = max_output
         self.start = start
         self.end = end
         self.is_slice = is_slice
@@ -167,7 +170,7 @@ class FileRecordsView:
             end = self.start + current
         available = end - (self.start + position)
         begin = self.start + position
-        return FileRecordsView(self.label, self.buf, begin, begin + available, True)
+        return FileRecordsView(self.label, self.buf, begin, begin + available, True, self.max_output)
 
     def batches(self) -> Iterator[FileBatch]:
         """``FileLogInputStream.nextBatch`` until it returns null (or throws)."""
@@ -307,7 +310,8 @@ class FileBatch:
                              magic=entry.magic, crc=entry.crc, crc_valid=entry.crc_valid)
                 return
             try:
-                inner = entry.records if entry.records is not None else legacy.inner_records(entry)
+                inner = entry.records if entry.records is not None else legacy.inner_records(
+                    entry, max_output=self.file_records.max_output)
             except DecodeError as err:
                 raise DlsError(err.reason) from None
             yield from inner
@@ -318,7 +322,8 @@ class FileBatch:
         if header.records_count < 0:
             raise DlsError(f"Found invalid record count {header.records_count} in magic v{self.magic} batch")
         try:
-            yield from file_records.batch_records(header, self.file_records.buf, self.position, self.size_in_bytes)
+            yield from file_records.batch_records(header, self.file_records.buf, self.position, self.size_in_bytes,
+                                                  max_output=self.file_records.max_output)
         except JavaException as err:
             raise DlsError(err.message) from None
 
@@ -731,12 +736,13 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
 def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,
              skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None,
              parser: Callable[[Record], tuple[str | None, str | None]] | None = None,
-             emit: Emit | None = None) -> FileDump:
+             emit: Emit | None = None, max_output: int | None = None) -> FileDump:
     """``dumpLog`` for a ``.log`` segment or a KRaft ``.checkpoint`` snapshot (``buf`` None: missing file).
 
     ``print_data`` implies deep iteration, as in Kafka. ``max_bytes`` None is Kafka's default
     (Integer.MAX_VALUE), the only value with which trailing bytes are reported. With ``emit``, lines are
     streamed to it as made (the returned dump then holds only a partial line, stderr lines and the crash).
+    ``max_output`` is the decompression cap of the run (see :class:`FileRecordsView`).
     """
     out = _Out(emit)
     deep = deep or print_data
@@ -753,7 +759,7 @@ def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool =
                 out.println(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
         if buf is None:
             raise DlsError(path)  # NoSuchFileException
-        records = FileRecordsView(path, buf).slice(0, limit)
+        records = FileRecordsView(path, buf, max_output=max_output).slice(0, limit)
         valid = 0
         last_offset = [-1]
         for batch in records.batches():
@@ -907,10 +913,11 @@ def dump_index(session: DlsSession, path: str, index: IndexSlots | None, log_buf
 
 def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | None, index: IndexSlots | None,
                     log_buf: Buffer | None, *, verify_only: bool = False, sanity_only: bool = False,
-                    key: str | None = None, emit: Emit | None = None) -> FileDump:
+                    key: str | None = None, emit: Emit | None = None, max_output: int | None = None) -> FileDump:
     """``dumpTimeIndex``: each entry looked up in the offset index, then matched to a batch of the log.
 
-    ``time_index``/``index``/``log_buf`` None: that file is missing. ``emit`` streams lines as in :func:`dump_log`.
+    ``time_index``/``index``/``log_buf`` None: that file is missing. ``emit`` streams lines and ``max_output``
+    caps decompression as in :func:`dump_log`.
     """
     out = _Out(emit)
     try:
@@ -920,7 +927,7 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
             raise DlsError(log_path)
         if index is None or time_index is None:
             raise missing_index_error()
-        records = FileRecordsView(log_path, log_buf)
+        records = FileRecordsView(log_path, log_buf, max_output=max_output)
         if sanity_only:
             time_index_sanity(path, time_index)
             out.println(f"{path} passed sanity check.")

@@ -43,8 +43,10 @@ def read_batch_header(buf: Any, pos: int) -> RecordBatch | None:
     return rb.header_from_tuple(pos, _HEADER(buf, pos))
 
 
-def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: int) -> Iterable[Record]:
-    """``DefaultRecordBatch.iterator()`` over the batch at ``position`` (``size_in_bytes`` with the log overhead).
+def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: int, *,
+                  max_output: int | None = None) -> Iterable[Record]:
+    """``DefaultRecordBatch.iterator()`` over the batch at ``position`` (``size_in_bytes`` with the log overhead);
+    ``max_output`` caps decompression as in :func:`~kafkatool.schema.record_batch.decode_records`.
 
     A batch the strict decoder accepts comes back as the list of its records. A compressed one it rejects raises
     :class:`JavaException` with the decoder's reason; an uncompressed one is walked again as Kafka's iterator does
@@ -54,7 +56,7 @@ def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: i
     view = buf if isinstance(buf, memoryview) else memoryview(buf)
     payload = view[position + rb.HEADER_SIZE:position + size_in_bytes]
     try:
-        return rb.decode_records(header, payload)
+        return rb.decode_records(header, payload, max_output=max_output)
     except DecodeError as err:
         if header.attributes & rb.CODEC_MASK != 0:
             raise JavaException(err.reason) from None

@@ -9,6 +9,8 @@ The messages are those of Kafka's ``DefaultRecord.readFrom`` / ``DefaultRecordBa
 from __future__ import annotations
 
 import dataclasses
+import io
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +166,26 @@ def test_java_exceptions_carry_null_and_java_utf8_replaces_as_the_jdk() -> None:
     assert JavaException("boom", "f", 3).located("file", 10).message == "boom"  # type: ignore[attr-defined]
     assert java_utf8(b"\xed\xa0\x80") == "\ufffd"  # an encoded surrogate: one replacement, as Java
     assert java_utf8("héllo".encode()) == "héllo"
+
+
+def test_the_runs_decompression_cap_reaches_the_kafka_format(tmp_path: Path) -> None:
+    """``kafkatool --max-decompressed-bytes N dump-segment -f kafka``: a batch inflating past N ends the dump
+    with the cap's message (the limits are handed down, no module state), and the default cap lets it through."""
+    from kafkatool.commands.dump_kafka import run_kafka_format
+    from kafkatool.reading.context import using_limits
+    from kafkatool.schema.codecs import ReadLimits
+
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(_batch(20, Compression.GZIP))
+
+    def run(limits: ReadLimits | None = None) -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = run_kafka_format([str(log)], deep=True, print_data=False, verify_index_only=False,
+                                index_sanity_check=False, max_message_size=5 << 20, max_bytes=None,
+                                skip_record_metadata=False, out=out, err=err, limits=limits)
+        return code, err.getvalue()
+
+    assert run()[0] == 0  # (its stderr: the summary of offsets not starting at 0)
+    assert run(ReadLimits(100)) == (1, "gzip payload decompresses to more than 100 bytes (refused)\n")
+    with using_limits(ReadLimits(100)):
+        assert run()[0] == 1
