@@ -38,7 +38,6 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import (
     NO_SEQUENCE,
     AbortedTxn,
-    Compression,
     LegacyBatch,
     ProducerSnapshotEntry,
     Record,
@@ -51,6 +50,7 @@ from kafkatool.schema.control import is_transaction_marker_key, parse_control_re
 from kafkatool.schema.java import JavaException, java_utf8
 from kafkatool.schema.kraft_control import read_kraft_control
 from kafkatool.schema.producer_snapshot import snapshot_corruption
+from kafkatool.storage.codecs import CODEC_BITS, KNOWN_CODEC_BY_BITS
 from kafkatool.storage.java_hash import string_hash_map_order
 
 INT_MAX = 0x7FFFFFFF
@@ -71,8 +71,7 @@ SNAPSHOT_SUFFIX = ".snapshot"
 KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
-COMPRESSION_NAMES = {c.value: c.label for c in Compression}
-_CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (rb.CODEC_MASK, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
+_CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (CODEC_BITS, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
                                                   rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
 """The magic 2 ``attributes`` bits, bound once for the per-batch lines."""
 
@@ -270,10 +269,11 @@ class FileBatch:
     def compression_name(self) -> str:
         """``compressionType().name``; an unknown id throws as ``CompressionType.forId`` does."""
         attrs = self.header().attributes if self.is_v2 else self.legacy().attributes
-        codec = attrs & rb.CODEC_MASK
-        if codec not in COMPRESSION_NAMES:
+        codec = attrs & CODEC_BITS
+        name = KNOWN_CODEC_BY_BITS[codec]
+        if name is None:
             raise DlsError(f"Unknown compression type id: {codec}")
-        return COMPRESSION_NAMES[codec]
+        return name
 
     @property
     def checksum(self) -> int:
@@ -670,7 +670,7 @@ def _fast_batch_line(out: _Out, batch: FileBatch, position: int) -> bool:
     if h is None:
         return False
     attrs = h.attributes
-    codec = COMPRESSION_NAMES.get(attrs & _CODEC)
+    codec = KNOWN_CODEC_BY_BITS[attrs & _CODEC]
     if codec is None:
         return False
     size = batch.batch_size + LOG_OVERHEAD
