@@ -387,7 +387,7 @@ def command(
                 raise UsageError(f"--decoder {choice} has no kafka-dump-log.sh form here; with --format kafka use "
                                  + " or ".join(sorted(PARSERS)))
         if fmt is Format.kafka:
-            from kafkatool.commands.dump_kafka import run_kafka_format
+            from kafkatool.render.kafka_text import run_kafka_format
             from kafkatool.render.safe import for_terminal
 
             shown = print_data or parser is not None  # a decoder option implies --print-data-log in Kafka too

@@ -12,9 +12,6 @@ COMMANDS_DIR = Path(__file__).resolve().parents[2] / "kafkatool" / "commands"
 
 #: Command modules every command may import: helpers, not commands.
 SHARED = {"common", "help_style"}
-#: Imports still to be removed by another change of issue 21 (importer, imported): ``dump_kafka`` is
-#: ``dump-segment --format kafka``'s glue, which the DumpLogSegments formatter's move takes out of ``commands``.
-PENDING = {("dump_segment", "dump_kafka")}
 
 
 def command_imports(source: str, name: str) -> list[tuple[int, str]]:
@@ -38,7 +35,7 @@ def command_imports(source: str, name: str) -> list[tuple[int, str]]:
 
 def violations(source: str, name: str) -> list[str]:
     return [f"{name}:{line}: imports commands.{target}" for line, target in command_imports(source, name)
-            if target != name and target not in SHARED and (name, target) not in PENDING]
+            if target != name and target not in SHARED]
 
 
 def test_no_command_imports_another_command() -> None:

@@ -1,7 +1,7 @@
 """``--format kafka`` against Kafka's own DumpLogSegments output, for every corpus run.
 
 Each row of ``<case>/dump/MANIFEST.tsv`` is one ``kafka-dump-log.sh`` run from inside ``<case>/input``.
-The same run through :func:`kafkatool.commands.dump_kafka.run_kafka_format` must print the same stdout
+The same run through :func:`kafkatool.render.kafka_text.run_kafka_format` must print the same stdout
 byte for byte, exit the same way, and print the same stderr lines (Java stack-trace lines excepted).
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kafkatool.commands.dump_kafka import run_kafka_format
 from kafkatool.engine import dls
+from kafkatool.render.kafka_text import run_kafka_format
 from kafkatool.storage.java_hash import java_string_hash, string_hash_map_order
 from tests.conftest import SHARED, corpus_cases, shared_dir
 

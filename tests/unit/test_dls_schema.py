@@ -171,8 +171,8 @@ def test_java_exceptions_carry_null_and_java_utf8_replaces_as_the_jdk() -> None:
 def test_the_runs_decompression_cap_reaches_the_kafka_format(tmp_path: Path) -> None:
     """``kafkatool --max-decompressed-bytes N dump-segment -f kafka``: a batch inflating past N ends the dump
     with the cap's message (the limits are handed down, no module state), and the default cap lets it through."""
-    from kafkatool.commands.dump_kafka import run_kafka_format
     from kafkatool.reading.context import using_limits
+    from kafkatool.render.kafka_text import run_kafka_format
     from kafkatool.schema.codecs import ReadLimits
 
     log = tmp_path / "00000000000000000000.log"

@@ -1,4 +1,5 @@
-"""``dump-segment --format kafka``: DumpLogSegments' exact text, for scripts written against ``kafka-dump-log.sh``.
+"""``dump-segment --format kafka``'s renderer: DumpLogSegments' exact text, for scripts written against
+``kafka-dump-log.sh``. An output format beside table/json/jsonl (``render.output``), streamed to a text stream.
 
 Glue only: files are read through :mod:`kafkatool.reading`, decoded by the schema layer and turned into
 Kafka's text by :mod:`kafkatool.engine.dls`, which models ``DumpLogSegments.execute``. Like Kafka, the run
