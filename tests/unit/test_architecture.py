@@ -263,3 +263,40 @@ def test_the_rule_scan_catches_a_copy() -> None:
            "def confirmed_boundary(buf, pos):\n    return confirmed_batch_start(buf, pos, len(buf))\n"
     assert rule_copies(fine, "kafkatool.engine.m") == []
     assert rule_copies("def plausible_batch_header(b, p, e):\n    return None\n", "kafkatool.schema.log_segment") == []
+
+
+# Byte decoding belongs to schema (and the reading code that hands it bytes): nothing above reads fields off bytes.
+DECODING_CALLS = {"from_bytes", "unpack", "unpack_from", "iter_unpack", "read_varint", "read_unsigned_varint",
+                  "read_varlong"}
+DECODING_MODULES = {"struct", "kafkatool.schema.varint"}
+
+
+def byte_decoding(source: str, name: str) -> list[str]:
+    """Imports of byte-decoding modules and calls of byte-decoding functions in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Import):
+            found += [f"{name}:{node.lineno}: import {a.name}" for a in node.names if a.name in DECODING_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module in DECODING_MODULES:
+            found.append(f"{name}:{node.lineno}: from {node.module} import ...")
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            called = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if called in DECODING_CALLS:
+                found.append(f"{name}:{node.lineno}: {called}()")
+    return found
+
+
+def test_only_schema_and_reading_decode_bytes() -> None:
+    found = []
+    for name, path in modules():
+        if layer_of(name) in ("engine", "analysis", "render", "commands", "fleet", "cli", "storage"):
+            found += byte_decoding(path.read_text(), name)
+    assert not found, "decode bytes in kafkatool.schema, not here:\n" + "\n".join(found)
+
+
+def test_the_decoding_scan_catches_a_decoder() -> None:
+    for source in ("import struct\n", "from kafkatool.schema.varint import read_varint\n",
+                   "x = int.from_bytes(b[0:4], 'big')\n", "v, n = read_unsigned_varint(buf, 0)\n"):
+        assert byte_decoding(source, "m"), source
+    assert byte_decoding("from kafkatool.schema import record_batch\nrecord_batch.parse_batch(b)\n", "m") == []
