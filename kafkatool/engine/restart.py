@@ -41,7 +41,7 @@ from kafkatool.schema.filenames import (
 )
 from kafkatool.storage.producer_state import ProducerStateEntry
 
-__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "DEFAULT_PRODUCER_ID_EXPIRATION_MS", "METADATA_PARTITION", "LoadFailure",
+__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "DEFAULT_PRODUCER_ID_EXPIRATION_MS", "METADATA_PARTITION",
            "Loss", "PartitionRestart", "RestartOptions", "RestartResult", "SegmentAfter", "Step",
            "infer_index_interval", "simulate_partition", "simulate_restart"]
 
@@ -123,10 +123,6 @@ class RestartResult:
     marker_present: bool
     now: int
     partitions: list[PartitionRestart] = field(default_factory=list)
-
-
-class LoadFailure(Exception):
-    """Kafka throws while loading the partition: the broker marks the log dir offline."""
 
 
 def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
