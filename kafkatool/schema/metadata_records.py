@@ -173,10 +173,10 @@ def _short(buf: bytes, pos: int, what: str) -> tuple[int, int]:
     return ((value & 0xFFFF) ^ 0x8000) - 0x8000, nxt
 
 
-def parse_metadata_record(value: bytes | memoryview) -> MetadataRecord:
-    """Decode one record value with ``MetadataRecordSerde``'s rules; raises :class:`DecodeError`
-    (position relative to the value) where Kafka throws ``MetadataParseException``."""
-    data = bytes(value)
+def read_frame(data: bytes) -> tuple[int, int, int, int]:
+    """``AbstractApiMessageSerde.read``'s frame (``MetadataRecordSerde``, ``RemoteLogMetadataSerde``): frame
+    version (only 1), api key and record version as unsigned varints, each a Java short; returns them and the
+    position of the message. Raises :class:`DecodeError` with Kafka's ``MetadataParseException`` wording."""
     frame, pos = _short(data, 0, "frame version")
     if frame == 0:
         raise DecodeError("frame_version", "Could not deserialize metadata record with frame version 0. Note that "
@@ -186,6 +186,14 @@ def parse_metadata_record(value: bytes | memoryview) -> MetadataRecord:
                           f"{frame}(only frame version {FRAME_VERSION} is supported)", 0)
     api_key, pos = _short(data, pos, "type")
     version, pos = _short(data, pos, "version")
+    return frame, api_key, version, pos
+
+
+def parse_metadata_record(value: bytes | memoryview) -> MetadataRecord:
+    """Decode one record value with ``MetadataRecordSerde``'s rules; raises :class:`DecodeError`
+    (position relative to the value) where Kafka throws ``MetadataParseException``."""
+    data = bytes(value)
+    frame, api_key, version, pos = read_frame(data)
     message = BY_API_KEY.get(api_key)
     if message is None:
         return MetadataRecord(frame, api_key, version, None, None, data[pos:])
