@@ -3,8 +3,11 @@
 Models core ``kafka.tools.DumpLogSegments``' ``OffsetsMessageParser`` (``--offsets-decoder``: the key as
 ``{"type":"<record type>","data":{...}}``, the value as ``{"version":"<v>","data":{...}}`` or ``<DELETE>``, a
 classic consumer group's member subscription and assignment decoded in place) and ``TransactionLogMessageParser``
-(``--transaction-log-decoder``: ``TransactionLog.formatRecordKeyAndValue``). Each parser returns the key and
-payload strings DumpLogSegments prints, ``None`` for what it leaves out.
+(``--transaction-log-decoder``: ``TransactionLog.formatRecordKeyAndValue``), ``ClusterMetadataLogMessageParser``
+(``--cluster-metadata-decoder``), ``ShareGroupStateMessageParser`` (``--share-group-state-decoder``, 4.0+) and
+``RemoteMetadataLogMessageParser`` (``--remote-log-metadata-decoder``: the ``toString`` of what
+``RemoteLogMetadataSerde`` builds). Each parser returns the key and payload strings DumpLogSegments prints,
+``None`` for what it leaves out.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import Record
 from kafkatool.schema import group_coordinator as gc
 from kafkatool.schema import metadata_records as mr
+from kafkatool.schema import remote_log_metadata as rlm
+from kafkatool.schema import share_group_state as sgs
 from kafkatool.schema import transaction_log as tl
 from kafkatool.schema.kafka_message import read_message, version_prefix
 from kafkatool.storage.java_hash import scala_hash_set_order
@@ -169,12 +174,151 @@ def cluster_metadata_parser(record: Record) -> tuple[str | None, str | None]:
                   f'"data":{_metadata_json(rec.fields)}}}')
 
 
+def _share_parser(java_tool: bool) -> Parser:
+    """``ShareGroupStateMessageParser.parse``: 4.0's Scala tool labels the value ``{"type":"<version>",...}`` as it
+    does the key and names the share group state decoder when a key is missing; 4.1+'s Java tool
+    (``CoordinatorRecordMessageParser``) labels it ``{"version":"<version>",...}`` as the offsets decoder does."""
+    value_label = "version" if java_tool else "type"
+    missing = "the specified decoder" if java_tool else "share group state topic decoder"
+
+    def parse(record: Record) -> tuple[str | None, str | None]:
+        if record.key is None:
+            raise DlsError(f"Failed to decode message at offset {record.offset} using {missing} "
+                           "(message had a missing key)")
+        rtype = version_prefix(record.key)
+        if rtype is not None and rtype not in sgs.RECORD_TYPES:
+            return f"Unknown record type {rtype} at offset {record.offset}, skipping.", None
+        decoded = sgs.decode(record.key, record.value)
+        if decoded.defects:
+            return f"Error at offset {record.offset}, skipping. {decoded.defects[0]}", None
+        key = decoded.key
+        key_text = jackson({"type": str(key["version"]), "data": key["data"]})
+        if decoded.value is None or record.value is None:
+            return key_text, "<DELETE>"
+        version = decoded.value["version"]
+        message = sgs.RECORD_TYPES[key["version"]][2]
+        # The converter writes a tagged field only when it differs from its default: read the value as it does.
+        data = read_message(message, record.value, version, 2)[0]
+        return key_text, jackson({value_label: str(version), "data": data})
+
+    return parse
+
+
+def _java_map(epochs: list[dict[str, Any]]) -> str:
+    """``TreeMap<Integer, Long>.toString`` of the segment's leader epochs (``HashMap.put``: the last one wins)."""
+    by_epoch = {e["leaderEpoch"]: e["offset"] for e in epochs}
+    return "{" + ", ".join(f"{k}={by_epoch[k]}" for k in sorted(by_epoch)) + "}"
+
+
+def _custom(data: dict[str, Any]) -> str:
+    """``Optional<CustomMetadata>.toString``."""
+    raw = data.get("customMetadata")
+    if raw is None:
+        return "Optional.empty"
+    return f"Optional[CustomMetadata{{{len(base64.b64decode(raw))} bytes}}]"
+
+
+def _tip(t: dict[str, Any]) -> str:
+    """``TopicIdPartition.toString``: ``<id>:<topic>-<partition>``."""
+    return f"{t['id']}:{t['name']}-{t['partition']}"
+
+
+def _segment_text(api_key: int, data: dict[str, Any], txn_index_empty: bool) -> str:
+    """The ``toString`` of the ``RemoteLogMetadata`` a remote-log-metadata record deserializes to; raises
+    :class:`DlsError` where its constructors throw (their messages)."""
+    java_bool = {True: "true", False: "false"}
+    if api_key == 2:
+        state = rlm.PARTITION_DELETE_STATES.get(data["remotePartitionDeleteState"])
+        if state is None:
+            raise DlsError("null")  # Objects.requireNonNull(state)
+        return (f"RemotePartitionDeleteMetadata{{topicPartition={_tip(data['topicIdPartition'])}, state={state}, "
+                f"eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}")
+    state = rlm.SEGMENT_STATES.get(data["remoteLogSegmentState"])
+    txn = f", txnIdxEmpty={java_bool[bool(data.get('txnIndexEmpty', False))]}" if txn_index_empty else ""
+    if api_key == 1:
+        if state is None:
+            raise DlsError("state can not be null")
+        seg = data["remoteLogSegmentId"]
+        return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId=RemoteLogSegmentId{{topicIdPartition="
+                f"{_tip(seg['topicIdPartition'])}, id={seg['id']}}}, customMetadata={_custom(data)}, state={state}, "
+                f"eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}")
+    start, end = data["startOffset"], data["endOffset"]
+    if api_key == 0:
+        if start < 0:
+            raise DlsError(f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative")
+        if end < start:
+            raise DlsError(f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than "
+                           f"startOffset = {start}")
+    if not data["segmentLeaderEpochs"]:
+        raise DlsError("segmentLeaderEpochs can not be null or empty")
+    if state is None:
+        raise DlsError("state can not be null")
+    epochs = _java_map(data["segmentLeaderEpochs"])
+    if api_key == 3:
+        return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={data['segmentId']}, startOffset={start}, "
+                f"endOffset={end}, maxTimestampMs={data['maxTimestampMs']}, segmentLeaderEpochs={epochs}, "
+                f"segmentSizeInBytes={data['segmentSizeInBytes']}, customMetadata={_custom(data)}, "
+                f"state={state}{txn}}}")
+    seg = data["remoteLogSegmentId"]
+    return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId=RemoteLogSegmentId{{topicIdPartition="
+            f"{_tip(seg['topicIdPartition'])}, id={seg['id']}}}, startOffset={start}, endOffset={end}, "
+            f"brokerId={data['brokerId']}, maxTimestampMs={data['maxTimestampMs']}, "
+            f"eventTimestampMs={data['eventTimestampMs']}, segmentLeaderEpochs={epochs}, "
+            f"segmentSizeInBytes={data['segmentSizeInBytes']}, customMetadata={_custom(data)}, state={state}{txn}}}")
+
+
+def _remote_parser(txn_index_empty: bool) -> Parser:
+    """``RemoteMetadataLogMessageParser.parse``: no key; the payload is ``RemoteLogMetadataSerde.deserialize``'s
+    object's ``toString`` (4.0+ adds ``txnIdxEmpty``), or ``Error at offset <o>, skipping. <message>``."""
+
+    def parse(record: Record) -> tuple[str | None, str | None]:
+        if record.value is None:
+            return None, f"Error at offset {record.offset}, skipping. null"
+        value = bytes(record.value)
+        try:
+            api_key = mr.read_frame(value)[1]
+        except DecodeError as err:  # MetadataParseException's own message
+            return None, f"Error at offset {record.offset}, skipping. {err.reason.split(':', 1)[0]}"
+        if api_key not in rlm.BY_API_KEY:  # MetadataRecordType.fromId's exception, wrapped
+            return None, (f"Error at offset {record.offset}, skipping. org.apache.kafka.common.errors."
+                          f"UnsupportedVersionException: Unknown metadata id {api_key}")
+        try:
+            rec = rlm.parse_remote_log_metadata(value)
+            return None, _segment_text(api_key, rec["data"], txn_index_empty)
+        except DecodeError as err:
+            message = err.reason if err.reason.startswith("Found ") else \
+                f"Failed to deserialize record with type {api_key}"
+            return None, f"Error at offset {record.offset}, skipping. {message}"
+        except DlsError as err:
+            return None, f"Error at offset {record.offset}, skipping. {err}"
+
+    return parse
+
+
 PARSERS: dict[str, Parser] = {"group-coordinator": offsets_parser, "transaction-log": transaction_log_parser,
-                              "cluster-metadata": cluster_metadata_parser}
+                              "cluster-metadata": cluster_metadata_parser,
+                              "share-group-state": _share_parser(java_tool=True),
+                              "remote-log-metadata": _remote_parser(txn_index_empty=True)}
+
+#: The ``--decoder`` names whose DumpLogSegments option each release line lacks (3.9 has no
+#: ``--share-group-state-decoder``).
+MISSING: dict[str, frozenset[str]] = {"3.9": frozenset({"share-group-state"})}
+
+
+def parser_names(layout: KafkaLayout) -> list[str]:
+    """The ``--decoder`` names that release line's DumpLogSegments has an option for."""
+    return sorted(set(PARSERS) - MISSING.get(layout.name, frozenset()))
 
 
 def parser_for(name: str, layout: KafkaLayout) -> Parser | None:
-    """The record parser of ``--decoder name`` as the release line ``layout`` prints it."""
+    """The record parser of ``--decoder name`` as the release line ``layout`` prints it; ``None`` when that
+    line's DumpLogSegments has no such decoder."""
+    if name in MISSING.get(layout.name, ()):
+        return None
     if name == "transaction-log" and layout.transaction_log_json:
         return transaction_log_json_parser
+    if name == "share-group-state" and not layout.leader_change_json:  # 4.0: the Scala tool
+        return _share_parser(java_tool=False)
+    if name == "remote-log-metadata" and layout.name == "3.9":
+        return _remote_parser(txn_index_empty=False)
     return PARSERS.get(name)

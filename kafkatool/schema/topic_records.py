@@ -1,9 +1,10 @@
 """Registry of record decoders for Kafka's internal topics, chosen by the partition's topic name.
 
-Records of ``__consumer_offsets``, ``__transaction_state`` and ``__cluster_metadata`` carry keys and values in
-Kafka's generated-message formats. Each decoder module registers itself here under a short name (what
-``dump-segment --decoder NAME`` accepts) and the topic names it applies to; ``dump-segment`` and the engines look
-decoders up by topic or by name and never import the decoder modules directly.
+Records of ``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``, ``__share_group_state``
+(KIP-932) and ``__remote_log_metadata`` (KIP-405) carry keys and values in Kafka's generated-message formats.
+Each decoder module registers itself here under a short name (what ``dump-segment --decoder NAME`` accepts) and
+the topic names it applies to; ``dump-segment`` and the engines look decoders up by topic or by name and never
+import the decoder modules directly.
 
 A decoder never raises on bad bytes: an unknown version or a truncated field becomes raw hex plus a
 :class:`RecordDefect` (the field and why), so one odd record cannot stop a dump.
@@ -80,6 +81,8 @@ _MODULES = (
     "kafkatool.schema.group_coordinator",
     "kafkatool.schema.transaction_log",
     "kafkatool.schema.metadata_records",
+    "kafkatool.schema.share_group_state",
+    "kafkatool.schema.remote_log_metadata",
 )
 _loaded = False
 

@@ -1,0 +1,215 @@
+"""Segments of the 4.x internal topics written here, byte by byte, independently of kafkatool's readers:
+``__share_group_state`` (ShareCoordinatorRecordSerde, 4.1+ layouts) and ``__remote_log_metadata``
+(RemoteLogMetadataSerde), each record laid out as Kafka's generated ``write`` lays it out, wrapped in batches by
+kafkatool's own ``schema.record_batch.build_records_batch``. The live test dumps these segments with each Kafka
+version's DumpLogSegments (``tests/kafka/test_decoders_4x.py``); the saved text is checked without Kafka by
+``tests/test_decoders_4x.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from kafkatool.model import Record
+from kafkatool.schema.record_batch import build_records_batch
+
+BASE_TS = 1_764_000_000_000
+TOPIC_ID = bytes(range(1, 17))
+SEGMENT_IDS = [bytes([0x40 + i] * 8 + [i] * 8) for i in range(6)]
+
+
+def uuid_text(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def i8(n: int) -> bytes:
+    return n.to_bytes(1, "big", signed=True)
+
+
+def i16(n: int) -> bytes:
+    return n.to_bytes(2, "big", signed=True)
+
+
+def i32(n: int) -> bytes:
+    return n.to_bytes(4, "big", signed=True)
+
+
+def i64(n: int) -> bytes:
+    return n.to_bytes(8, "big", signed=True)
+
+
+def uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def compact_string(text: str) -> bytes:
+    raw = text.encode()
+    return uvarint(len(raw) + 1) + raw
+
+
+def compact_bytes(raw: bytes | None) -> bytes:
+    return uvarint(0) if raw is None else uvarint(len(raw) + 1) + raw
+
+
+def old_string(text: str) -> bytes:
+    raw = text.encode()
+    return i16(len(raw)) + raw
+
+
+def tags(fields: dict[int, bytes]) -> bytes:
+    out = uvarint(len(fields))
+    for tag in sorted(fields):
+        out += uvarint(tag) + uvarint(len(fields[tag])) + fields[tag]
+    return out
+
+
+# --- __share_group_state -----------------------------------------------------------------------------------
+
+def share_key(record_type: int, group: str, topic_id: bytes, partition: int) -> bytes:
+    """ShareSnapshotKey (0) / ShareUpdateKey (1): not flexible."""
+    return i16(record_type) + old_string(group) + topic_id + i32(partition)
+
+
+def _batches(batches: list[tuple[int, int, int, int]]) -> bytes:
+    out = uvarint(len(batches) + 1)
+    for first, last, state, count in batches:
+        out += i64(first) + i64(last) + i8(state) + i16(count) + uvarint(0)
+    return out
+
+
+def share_snapshot_value(snapshot_epoch: int, state_epoch: int, leader_epoch: int, start: int, created: int,
+                         written: int, batches: list[tuple[int, int, int, int]],
+                         delivery_complete: int | None = None) -> bytes:
+    """ShareSnapshotValue v0 (4.1+): tagged DeliveryCompleteCount (tag 0) only when given."""
+    tagged = {} if delivery_complete is None else {0: i32(delivery_complete)}
+    return (i16(0) + i32(snapshot_epoch) + i32(state_epoch) + i32(leader_epoch) + i64(start) + i64(created)
+            + i64(written) + _batches(batches) + tags(tagged))
+
+
+def share_update_value(snapshot_epoch: int, leader_epoch: int, start: int, batches: list[tuple[int, int, int, int]],
+                       delivery_complete: int | None = None) -> bytes:
+    """ShareUpdateValue v0 (4.1+)."""
+    tagged = {} if delivery_complete is None else {0: i32(delivery_complete)}
+    return i16(0) + i32(snapshot_epoch) + i32(leader_epoch) + i64(start) + _batches(batches) + tags(tagged)
+
+
+def share_records() -> list[tuple[bytes | None, bytes | None]]:
+    """Snapshots and updates of share partitions of two groups, tombstones, an unknown record type."""
+    return [
+        (share_key(0, "sg-orders", TOPIC_ID, 0),
+         share_snapshot_value(0, 1, 3, 0, BASE_TS, BASE_TS, [])),
+        (share_key(1, "sg-orders", TOPIC_ID, 0),
+         share_update_value(0, 3, 10, [(10, 14, 2, 1), (15, 15, 4, 5), (16, 19, 0, 2)])),
+        (share_key(1, "sg-orders", TOPIC_ID, 0),
+         share_update_value(0, 3, -1, [(20, 29, 2, 1)], delivery_complete=12)),
+        (share_key(0, "sg-orders", TOPIC_ID, 0),
+         share_snapshot_value(1, 1, 3, 20, BASE_TS, BASE_TS + 5000, [(20, 29, 2, 1), (30, 31, 0, 3)],
+                              delivery_complete=10)),
+        (share_key(0, "sg-audit", TOPIC_ID, 2),
+         share_snapshot_value(0, 0, 0, -1, BASE_TS + 100, BASE_TS + 100, [])),
+        (share_key(1, "sg-audit", TOPIC_ID, 2), None),
+        (share_key(0, "sg-gone", TOPIC_ID, 1), None),
+        (i16(5) + old_string("sg-x"), i16(0)),  # a record type the share coordinator does not know
+    ]
+
+
+# --- __remote_log_metadata ---------------------------------------------------------------------------------
+
+def frame(api_key: int, version: int = 0) -> bytes:
+    return uvarint(1) + uvarint(api_key) + uvarint(version)
+
+
+def _tip(topic: str, topic_id: bytes, partition: int) -> bytes:
+    return compact_string(topic) + topic_id + i32(partition) + uvarint(0)
+
+
+def _epochs(epochs: list[tuple[int, int]]) -> bytes:
+    out = uvarint(len(epochs) + 1)
+    for epoch, offset in epochs:
+        out += i32(epoch) + i64(offset) + uvarint(0)
+    return out
+
+
+def segment_metadata(seg: bytes, start: int, end: int, epochs: list[tuple[int, int]], state: int, *,
+                     custom: bytes | None = None, txn_index_empty: bool | None = None, broker: int = 1,
+                     event_ts: int = BASE_TS, max_ts: int = BASE_TS - 1, size: int = 4096) -> bytes:
+    """RemoteLogSegmentMetadataRecord v0 (api key 0): tagged TxnIndexEmpty (tag 0) only when given."""
+    tagged = {} if txn_index_empty is None else {0: b"\x01" if txn_index_empty else b"\x00"}
+    return (frame(0) + _tip("orders", TOPIC_ID, 0) + seg + uvarint(0) + i64(start) + i64(end) + i32(broker)
+            + i64(max_ts) + i64(event_ts) + _epochs(epochs) + i32(size) + compact_bytes(custom) + i8(state)
+            + tags(tagged))
+
+
+def segment_update(seg: bytes, state: int, *, custom: bytes | None = None, broker: int = 1,
+                   event_ts: int = BASE_TS) -> bytes:
+    """RemoteLogSegmentMetadataUpdateRecord v0 (api key 1)."""
+    return (frame(1) + _tip("orders", TOPIC_ID, 0) + seg + uvarint(0) + i32(broker) + i64(event_ts)
+            + compact_bytes(custom) + i8(state) + tags({}))
+
+
+def partition_delete(state: int, *, broker: int = 2, event_ts: int = BASE_TS) -> bytes:
+    """RemotePartitionDeleteMetadataRecord v0 (api key 2)."""
+    return frame(2) + _tip("orders", TOPIC_ID, 0) + i32(broker) + i64(event_ts) + i8(state) + tags({})
+
+
+def segment_snapshot(seg: bytes, start: int, end: int, epochs: list[tuple[int, int]], state: int, *,
+                     custom: bytes | None = None, txn_index_empty: bool | None = None) -> bytes:
+    """RemoteLogSegmentMetadataSnapshotRecord v0 (api key 3)."""
+    tagged = {} if txn_index_empty is None else {0: b"\x01" if txn_index_empty else b"\x00"}
+    return (frame(3) + seg + i64(start) + i64(end) + i32(1) + i64(BASE_TS - 1) + i64(BASE_TS) + _epochs(epochs)
+            + i32(512) + compact_bytes(custom) + i8(state) + tags(tagged))
+
+
+def remote_records() -> list[tuple[bytes | None, bytes | None]]:
+    """A segment's life (copy started, finished, delete started, finished), a second segment with custom metadata
+    and several leader epochs, a snapshot record, a partition delete, and records Kafka refuses."""
+    s0, s1, s2 = SEGMENT_IDS[:3]
+    return [
+        (None, segment_metadata(s0, 0, 99, [(0, 0)], 0)),
+        (None, segment_update(s0, 1, event_ts=BASE_TS + 10)),
+        (None, segment_metadata(s1, 100, 249, [(3, 100), (1, 0), (5, 180)], 0, custom=b"rsm-path",
+                                txn_index_empty=True, broker=3)),
+        (None, segment_update(s1, 1, custom=b"rsm-path-2", broker=3)),
+        (None, segment_update(s0, 2, event_ts=BASE_TS + 20)),
+        (None, segment_update(s0, 3, event_ts=BASE_TS + 30)),
+        (None, segment_snapshot(s2, 250, 300, [(5, 250)], 1, txn_index_empty=False)),
+        (None, partition_delete(0)),
+        (None, partition_delete(2, broker=3)),
+        (None, segment_metadata(s2, 50, 10, [(0, 0)], 0)),  # end before start
+        (None, segment_metadata(s2, 0, 10, [], 0)),  # no leader epoch
+        (None, segment_update(s2, 9)),  # unknown state
+        (None, frame(7) + b"\x00"),  # unknown api key
+        (None, partition_delete(1) + b"\x00\x00"),  # garbage after the message
+        (None, frame(0) + b"\x05or"),  # cut
+    ]
+
+
+def segment(records: list[tuple[bytes | None, bytes | None]], *, per_batch: int = 3) -> bytes:
+    """The records in batches of ``per_batch``, offsets from 0, as a ``.log`` file's bytes."""
+    out = b""
+    for start in range(0, len(records), per_batch):
+        chunk = records[start:start + per_batch]
+        recs = [Record(offset=start + i, timestamp=BASE_TS + start + i, key=k, value=v, offset_delta=i,
+                       timestamp_delta=i) for i, (k, v) in enumerate(chunk)]
+        out += build_records_batch(recs, base_offset=start, base_timestamp=BASE_TS + start, partition_leader_epoch=0)
+    return out
+
+
+CASES = {"share-group-state": ("__share_group_state-0", share_records),
+         "remote-log-metadata": ("__remote_log_metadata-0", remote_records)}
+"""Each decoder: the partition directory its segment goes in and the records written."""
+
+
+def write_segment(root: Path, decoder: str) -> Path:
+    """The decoder's segment written under ``root/<partition>/00000000000000000000.log``; its path."""
+    directory, records = CASES[decoder]
+    path = root / directory / "00000000000000000000.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(segment(records()))
+    return path
