@@ -3,9 +3,12 @@
 Models Kafka's ``GroupCoordinatorRecordSerde`` (group-coordinator, via ``CoordinatorRecordSerde``): a key is a
 big-endian int16 *record type* followed by the key message in that version (0 and 1 ``OffsetCommitKey``,
 2 ``GroupMetadataKey``, 3..8 the KIP-848 ``ConsumerGroup*Key`` records, 9..15 the KIP-932 ``ShareGroup*Key``
-records); a value is an int16 version followed by
-the matching value message; a null value is a tombstone, whatever the type. Layouts follow the JSON schemas
-``group-coordinator/src/main/resources/common/message/*Key.json`` / ``*Value.json``.
+records, 16 ``ConsumerGroupRegularExpressionKey``, 17 and 19..23 the KIP-1071 ``StreamsGroup*Key`` records); a value
+is an int16 version followed by the matching value message; a null value is a tombstone, whatever the type. Layouts
+follow the JSON schemas ``group-coordinator/src/main/resources/common/message/*Key.json`` / ``*Value.json`` of Kafka
+4.4 (checked against each supported release's jars by ``tests/test_message_conformance.py``; 4.1+ names type 0
+``LegacyOffsetCommit*``). Keys are read at their record type, as 3.x/4.0 declared them (4.1+ declares them as
+version 0 with the record type as ``apiKey``: the same bytes).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
+from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part, read_part_layouts
 from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -43,7 +46,7 @@ GROUP_METADATA_VALUE = Message("GroupMetadataValue", "0-4", flexible="4+", field
     Field("currentStateTimestamp", "int64", "2+", default=-1),
     Field("members", "[]struct", fields=(
         Field("memberId", "string"),
-        Field("groupInstanceId", "string", "3+", nullable="3+"),
+        Field("groupInstanceId", "string", "3+", nullable="3+", default="null"),
         Field("clientId", "string"),
         Field("clientHost", "string"),
         Field("rebalanceTimeout", "int32", "1+", default=-1),
@@ -54,7 +57,7 @@ GROUP_METADATA_VALUE = Message("GroupMetadataValue", "0-4", flexible="4+", field
 ))
 _TOPIC_PARTITIONS = (Field("TopicId", "uuid"), Field("Partitions", "[]int32"))
 _ASSIGNED_PARTITIONS = (*_TOPIC_PARTITIONS,  # 4.1+: the epoch each partition was assigned at (zombie fencing)
-                        Field("AssignmentEpochs", "[]int32", nullable="0+", tag=0, tagged="0+", default="null"))
+                        Field("AssignmentEpochs", "[]int32", nullable="0+", tag=0, tagged="0+"))
 CONSUMER_GROUP_METADATA_KEY = _key("ConsumerGroupMetadataKey", 3, "GroupId")
 CONSUMER_GROUP_METADATA_VALUE = Message("ConsumerGroupMetadataValue", "0", fields=(
     Field("Epoch", "int32"), Field("MetadataHash", "int64", tag=0, tagged="0+", default=0)))
@@ -97,7 +100,8 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ConsumerGroupCurrentMe
     Field("PartitionsPendingRevocation", "[]struct", fields=_ASSIGNED_PARTITIONS),
 ))
 
-# KIP-932 share groups (record types 9..15), declared as at the modelled commit (early access there).
+# KIP-932 share groups (record types 9..15) as of 4.1 (general availability); 3.9's early-access and 4.0's preview
+# layouts of some values differ at the same version and are not decoded. Type 9 exists up to 4.0 only.
 SHARE_GROUP_PARTITION_METADATA_KEY = _key("ShareGroupPartitionMetadataKey", 9, "GroupId")
 SHARE_GROUP_PARTITION_METADATA_VALUE = Message("ShareGroupPartitionMetadataValue", "0",
                                                fields=CONSUMER_GROUP_PARTITION_METADATA_VALUE.fields)
@@ -109,10 +113,11 @@ SHARE_GROUP_MEMBER_METADATA_VALUE = Message("ShareGroupMemberMetadataValue", "0"
     Field("SubscribedTopicNames", "[]string"),
 ))
 SHARE_GROUP_METADATA_KEY = _key("ShareGroupMetadataKey", 11, "GroupId")
-SHARE_GROUP_METADATA_VALUE = Message("ShareGroupMetadataValue", "0", fields=(Field("Epoch", "int32"),))
+SHARE_GROUP_METADATA_VALUE = Message("ShareGroupMetadataValue", "0", fields=(
+    Field("Epoch", "int32"), Field("MetadataHash", "int64")))
 SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("ShareGroupTargetAssignmentMetadataKey", 12, "GroupId")
-SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ShareGroupTargetAssignmentMetadataValue", "0",
-                                                       fields=(Field("AssignmentEpoch", "int32"),))
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("ShareGroupTargetAssignmentMetadataValue", "0", fields=(
+    Field("AssignmentEpoch", "int32"), Field("AssignmentTimestamp", "int64", tag=0, tagged="0+", default=0)))
 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("ShareGroupTargetAssignmentMemberKey", 13, "GroupId", "MemberId")
 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("ShareGroupTargetAssignmentMemberValue", "0", fields=(
     Field("TopicPartitions", "[]struct", fields=_TOPIC_PARTITIONS),))
@@ -124,10 +129,93 @@ SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("ShareGroupCurrentMemberAs
     Field("AssignedPartitions", "[]struct", fields=_TOPIC_PARTITIONS),
 ))
 SHARE_GROUP_STATE_PARTITION_METADATA_KEY = _key("ShareGroupStatePartitionMetadataKey", 15, "GroupId")
+_TOPIC_PARTITIONS_INFO = (Field("TopicId", "uuid"), Field("TopicName", "string"), Field("Partitions", "[]int32"))
 SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMetadataValue", "0", fields=(
-    Field("InitializedTopics", "[]struct", fields=(
-        Field("TopicId", "uuid"), Field("TopicName", "string"), Field("Partitions", "[]int32"))),
+    Field("InitializingTopics", "[]struct", fields=_TOPIC_PARTITIONS_INFO),
+    Field("InitializedTopics", "[]struct", fields=_TOPIC_PARTITIONS_INFO),
     Field("DeletingTopics", "[]struct", fields=(Field("TopicId", "uuid"), Field("TopicName", "string"))),
+))
+
+# The 4.0 preview layouts of share-group values that changed at the same version in 4.1 (3.9's early access wrote
+# the 4.0 state-partition layout under record type 9). A value is read with the 4.1+ layout when that reads it
+# exactly, else with the preview one (``"layout": "4.0-preview"`` in the decoded value).
+PREVIEW = "4.0-preview"
+SHARE_GROUP_METADATA_VALUE_PREVIEW = Message("ShareGroupMetadataValue", "0", fields=(Field("Epoch", "int32"),),
+                                             extra={"layout": PREVIEW})
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_PREVIEW = Message(
+    "ShareGroupStatePartitionMetadataValue", "0", extra={"layout": PREVIEW},
+    fields=SHARE_GROUP_STATE_PARTITION_METADATA_VALUE.fields[1:])
+PREVIEW_VALUES: dict[int, Message] = {11: SHARE_GROUP_METADATA_VALUE_PREVIEW,
+                                      15: SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_PREVIEW}
+"""Record type -> the 4.0 preview layout of its value, tried after the 4.1+ one."""
+
+# KIP-848 regular-expression subscriptions (record type 16, 4.0+): the topics a regex resolved to.
+CONSUMER_GROUP_REGULAR_EXPRESSION_KEY = _key("ConsumerGroupRegularExpressionKey", 16, "GroupId", "RegularExpression")
+CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = Message("ConsumerGroupRegularExpressionValue", "0", fields=(
+    Field("Topics", "[]string"), Field("Version", "int64"), Field("Timestamp", "int64")))
+
+# KIP-1071 streams groups (record types 17..23, 4.1+; type 18, a partition-metadata record of the 4.1 early access,
+# is gone from 4.4's definitions and not declared).
+_TASK_IDS = (Field("SubtopologyId", "string"), Field("Partitions", "[]int32"))
+_ASSIGNED_TASKS = (*_TASK_IDS, Field("AssignmentEpochs", "[]int32", nullable="0+", tag=0, tagged="0+"))
+_KEY_VALUE = (Field("Key", "string"), Field("Value", "string"))
+STREAMS_GROUP_METADATA_KEY = _key("StreamsGroupMetadataKey", 17, "GroupId")
+STREAMS_GROUP_METADATA_VALUE = Message("StreamsGroupMetadataValue", "0", fields=(
+    Field("Epoch", "int32"),
+    Field("MetadataHash", "int64"),
+    Field("ValidatedTopologyEpoch", "int32", tag=0, tagged="0+", default=-1),
+    Field("LastAssignmentConfigs", "[]LastAssignmentConfig", nullable="0+", tag=1, tagged="0+", fields=_KEY_VALUE),
+    Field("StoredDescriptionTopologyEpoch", "int32", tag=2, tagged="0+", default=-1),
+    Field("FailedDescriptionTopologyEpoch", "int32", tag=3, tagged="0+", default=-1),
+))
+STREAMS_GROUP_MEMBER_METADATA_KEY = _key("StreamsGroupMemberMetadataKey", 19, "GroupId", "MemberId")
+STREAMS_GROUP_MEMBER_METADATA_VALUE = Message("StreamsGroupMemberMetadataValue", "0", fields=(
+    Field("InstanceId", "string", nullable="0+"),
+    Field("RackId", "string", nullable="0+"),
+    Field("ClientId", "string"),
+    Field("ClientHost", "string"),
+    Field("RebalanceTimeoutMs", "int32", default=-1),
+    Field("TopologyEpoch", "int32"),
+    Field("ProcessId", "string"),
+    Field("UserEndpoint", "Endpoint", nullable="0+", default="null", fields=(
+        Field("Host", "string"), Field("Port", "uint16"))),
+    Field("ClientTags", "[]KeyValue", fields=_KEY_VALUE),
+))
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _key("StreamsGroupTargetAssignmentMetadataKey", 20, "GroupId")
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message("StreamsGroupTargetAssignmentMetadataValue", "0", fields=(
+    Field("AssignmentEpoch", "int32"), Field("AssignmentTimestamp", "int64", tag=0, tagged="0+", default=0)))
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _key("StreamsGroupTargetAssignmentMemberKey", 21, "GroupId", "MemberId")
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message("StreamsGroupTargetAssignmentMemberValue", "0", fields=(
+    Field("ActiveTasks", "[]TaskIds", fields=_TASK_IDS),
+    Field("StandbyTasks", "[]TaskIds", fields=_TASK_IDS),
+    Field("WarmupTasks", "[]TaskIds", fields=_TASK_IDS),
+))
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _key("StreamsGroupCurrentMemberAssignmentKey", 22, "GroupId",
+                                                   "MemberId")
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message("StreamsGroupCurrentMemberAssignmentValue", "0", fields=(
+    Field("MemberEpoch", "int32"),
+    Field("PreviousMemberEpoch", "int32"),
+    Field("State", "int8"),
+    *(Field(name, "[]TaskIds", fields=_ASSIGNED_TASKS) for name in (
+        "ActiveTasks", "StandbyTasks", "WarmupTasks", "ActiveTasksPendingRevocation",
+        "StandbyTasksPendingRevocation", "WarmupTasksPendingRevocation")),
+))
+_TOPIC_INFO = (Field("Name", "string"), Field("Partitions", "int32"), Field("ReplicationFactor", "int16"),
+               Field("TopicConfigs", "[]TopicConfig", fields=(Field("key", "string"), Field("value", "string"))))
+STREAMS_GROUP_TOPOLOGY_KEY = _key("StreamsGroupTopologyKey", 23, "GroupId")
+STREAMS_GROUP_TOPOLOGY_VALUE = Message("StreamsGroupTopologyValue", "0", fields=(
+    Field("Epoch", "int32"),
+    Field("Subtopologies", "[]Subtopology", fields=(
+        Field("SubtopologyId", "string"),
+        Field("SourceTopics", "[]string"),
+        Field("SourceTopicRegex", "[]string"),
+        Field("StateChangelogTopics", "[]TopicInfo", fields=_TOPIC_INFO),
+        Field("RepartitionSinkTopics", "[]string"),
+        Field("RepartitionSourceTopics", "[]TopicInfo", fields=_TOPIC_INFO),
+        Field("CopartitionGroups", "[]CopartitionGroup", fields=(
+            Field("SourceTopics", "[]int16"), Field("SourceTopicRegex", "[]int16"),
+            Field("RepartitionSourceTopics", "[]int16"))),
+    )),
 ))
 
 # The consumer embedded protocol inside a classic group's member subscription and assignment bytes
@@ -136,14 +224,14 @@ SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMe
 _OWNED = (Field("Topic", "string", "1+"), Field("Partitions", "[]int32", "1+"))
 CONSUMER_PROTOCOL_SUBSCRIPTION = Message("ConsumerProtocolSubscription", "0-3", flexible=NEVER, fields=(
     Field("Topics", "[]string"),
-    Field("UserData", "bytes", nullable="0+"),
+    Field("UserData", "bytes", nullable="0+", default="null"),
     Field("OwnedPartitions", "[]struct", "1+", fields=_OWNED),
     Field("GenerationId", "int32", "2+", default=-1),
-    Field("RackId", "string", "3+", nullable="3+"),
+    Field("RackId", "string", "3+", nullable="3+", default="null"),
 ))
 CONSUMER_PROTOCOL_ASSIGNMENT = Message("ConsumerProtocolAssignment", "0-3", flexible=NEVER, fields=(
     Field("AssignedPartitions", "[]struct", fields=(Field("Topic", "string"), Field("Partitions", "[]int32"))),
-    Field("UserData", "bytes", nullable="0+"),
+    Field("UserData", "bytes", nullable="0+", default="null"),
 ))
 
 
@@ -179,6 +267,17 @@ RECORD_TYPES: dict[int, tuple[str, Message, Message]] = {
          SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
     15: ("share_group_state_partition_metadata", SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
          SHARE_GROUP_STATE_PARTITION_METADATA_VALUE),
+    16: ("consumer_group_regular_expression", CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+         CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE),
+    17: ("streams_group_metadata", STREAMS_GROUP_METADATA_KEY, STREAMS_GROUP_METADATA_VALUE),
+    19: ("streams_group_member_metadata", STREAMS_GROUP_MEMBER_METADATA_KEY, STREAMS_GROUP_MEMBER_METADATA_VALUE),
+    20: ("streams_group_target_assignment_metadata", STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+         STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    21: ("streams_group_target_assignment_member", STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+         STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    22: ("streams_group_current_member_assignment", STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+         STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+    23: ("streams_group_topology", STREAMS_GROUP_TOPOLOGY_KEY, STREAMS_GROUP_TOPOLOGY_VALUE),
 }
 
 
@@ -202,7 +301,14 @@ def decode_value(rtype: int, value: bytes) -> dict[str, Any]:
     """A value of record type ``rtype`` as ``{"version", "type", "data"}``."""
     message = RECORD_TYPES[rtype][2]
     version = _version(value, "value")
-    return {"version": version, "type": message.name, "data": read_part(message, version, value, "value")}
+    preview = PREVIEW_VALUES.get(rtype)
+    if preview is None:
+        return {"version": version, "type": message.name, "data": read_part(message, version, value, "value")}
+    used, data = read_part_layouts((message, preview), version, value, "value")
+    out: dict[str, Any] = {"version": version, "type": used.name, "data": data}
+    if used is preview:
+        out["layout"] = PREVIEW
+    return out
 
 
 def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
@@ -223,4 +329,4 @@ def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
 
 
 DECODER = register(TopicDecoder("group-coordinator", (OFFSETS_TOPIC,), decode,
-                                "__consumer_offsets: offset commits, classic and consumer group records"))
+                                "__consumer_offsets: offset commits; classic, consumer, share, streams groups"))

@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from construct import Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int64sb
+from construct import Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int32ub, Int64sb
 
 from kafkatool.errors import DecodeError
 from kafkatool.schema.varint import read_unsigned_varint
 
 NEVER = "none"
 """Kafka's ``flexibleVersions: "none"``: a message with no flexible version."""
-FIXED = {"int8": Int8sb, "int16": Int16sb, "uint16": Int16ub, "int32": Int32sb, "int64": Int64sb,
-         "float64": Float64b, "bool": Flag}
+FIXED = {"int8": Int8sb, "int16": Int16sb, "uint16": Int16ub, "int32": Int32sb, "uint32": Int32ub,
+         "int64": Int64sb, "float64": Float64b, "bool": Flag}
 _UNPACK = {name: struct.Struct(layout.fmtstr) for name, layout in FIXED.items() if name != "bool"}
 """The same layouts as ``struct`` unpackers (from each construct field's own format string), for the hot loop."""
 _LENGTH16 = struct.Struct(Int16sb.fmtstr)
@@ -315,6 +315,24 @@ def read_message(message: Message, data: bytes | memoryview, version: int, start
     r = _Reader(data, start, defaults=defaults)
     values = read_struct(r, message.fields, version, "", message.is_flexible(version))
     return values, r.pos
+
+
+def read_part_layouts(layouts: tuple[Message, ...], version: int, data: bytes,
+                      part: str) -> tuple[Message, dict[str, Any]]:
+    """A coordinator record's ``part`` read with the first of ``layouts`` (same message, successive layouts of the
+    same version: a preview release's, then the final one's) that reads at ``version`` and consumes ``data``
+    exactly; when none does, the first layout's :func:`read_part` result or error (Kafka's readers tolerate bytes
+    left over). Returns the layout used and the fields."""
+    for layout in layouts:
+        if not layout.supports(version):
+            continue
+        try:
+            values, end = read_message(layout, data, version, VERSION_PREFIX, defaults=True)
+        except DecodeError:
+            continue
+        if end == len(data):
+            return layout, values
+    return layouts[0], read_part(layouts[0], version, data, part)
 
 
 def version_prefix(data: bytes | None) -> int | None:

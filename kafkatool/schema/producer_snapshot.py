@@ -23,6 +23,7 @@ from construct import GreedyBytes, Int16sb, Int32sb, Int32ub, Int64sb, PrefixedA
 from kafkatool.errors import DecodeError
 from kafkatool.model import ProducerSnapshot, ProducerSnapshotEntry
 from kafkatool.schema.fixed import derive_struct, field_offsets
+from kafkatool.schema.kafka_message import NEVER, Field, Message
 
 HEADER = Struct("version" / Int16sb, "crc" / Int32ub, "count" / Int32sb)
 ENTRY = Struct(
@@ -36,6 +37,15 @@ ENTRY = Struct(
     "current_txn_first_offset" / Int64sb,
 )
 """One ``ProducerEntry``; field order is ``ProducerSnapshot.json``'s, names are the model's."""
+PRODUCER_SNAPSHOT = Message("ProducerSnapshot", "1", flexible=NEVER, fields=(
+    Field("Crc", "uint32", "1"),
+    Field("ProducerEntries", "[]ProducerEntry", "1", fields=(
+        Field("ProducerId", "int64", "1"), Field("Epoch", "int16", "1"), Field("LastSequence", "int32", "1"),
+        Field("LastOffset", "int64", "1"), Field("OffsetDelta", "int32", "1"), Field("Timestamp", "int64", "1"),
+        Field("CoordinatorEpoch", "int32", "1"), Field("CurrentTxnFirstOffset", "int64", "1"))),
+))
+"""The generated message after the int16 version (``ProducerSnapshot.json``); :data:`ENTRY` must lay its entries
+out the same way (checked by the unit tests)."""
 FILE = Struct("version" / Int16sb, "crc" / Int32ub, "entries" / PrefixedArray(Int32sb, ENTRY),
               "trailing" / GreedyBytes)
 """A whole file (the CRC is not checked by this declaration; see :func:`parse_producer_snapshot`)."""

@@ -14,16 +14,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkatool.errors import DecodeError
+from kafkatool.schema.kafka_message import Field, Message
 
 DATA_VERSION = "data_version"
 LOWEST_VERSION = 0
 HIGHEST_VERSION = 1
 UNKNOWN_LEADER_ID = -1
 NOT_VOTED = -1
+QUORUM_STATE_DATA = Message("QuorumStateData", "0-1", fields=(
+    Field("ClusterId", "string", "0"),
+    Field("LeaderId", "int32", default=-1),
+    Field("LeaderEpoch", "int32", default=-1),
+    Field("VotedId", "int32", default=-1),
+    Field("VotedDirectoryId", "uuid", "1+"),
+    Field("AppliedOffset", "int64", "0"),
+    Field("CurrentVoters", "[]Voter", "0", nullable="0", fields=(Field("VoterId", "int32", "0"),)),
+))
+"""``QuorumStateData``'s declaration (the file holds its JSON converter form, not its binary one)."""
 FIELDS: dict[int, tuple[str, ...]] = {
-    0: ("clusterId", "leaderId", "leaderEpoch", "votedId", "appliedOffset", "currentVoters"),
-    1: ("leaderId", "leaderEpoch", "votedId", "votedDirectoryId"),
-}
+    v: tuple(f.json_name for f in QUORUM_STATE_DATA.fields if f.present(v)) for v in range(LOWEST_VERSION,
+                                                                                          HIGHEST_VERSION + 1)}
 """The mandatory JSON fields of each ``QuorumStateData`` version."""
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part, version_prefix
+from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part, read_part_layouts, version_prefix
 from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
 
 SHARE_GROUP_STATE_TOPIC = "__share_group_state"
@@ -60,6 +60,26 @@ SHARE_UPDATE_VALUE = Message("ShareUpdateValue", "0", fields=(
     Field("StateBatches", "[]StateBatch", fields=_STATE_BATCH),
 ))
 
+# The 4.0 preview layouts (same version 0, other fields): tried when the 4.1+ layout does not read a value exactly;
+# the decoded value then says ``"layout": "4.0-preview"``.
+PREVIEW = "4.0-preview"
+_STATE_BATCH_PREVIEW = tuple(Field(f.name, f.type, "0") for f in _STATE_BATCH)
+SHARE_SNAPSHOT_VALUE_PREVIEW = Message("ShareSnapshotValue", "0", extra={"layout": PREVIEW}, fields=(
+    Field("SnapshotEpoch", "uint16", "0"),
+    Field("StateEpoch", "int32"),
+    Field("LeaderEpoch", "int32"),
+    Field("StartOffset", "int64", "0"),
+    Field("StateBatches", "[]StateBatch", "0", fields=_STATE_BATCH_PREVIEW),
+))
+SHARE_UPDATE_VALUE_PREVIEW = Message("ShareUpdateValue", "0", extra={"layout": PREVIEW}, fields=(
+    Field("SnapshotEpoch", "uint16", "0"),
+    Field("LeaderEpoch", "int32"),
+    Field("StartOffset", "int64", "0"),
+    Field("StateBatches", "[]StateBatch", "0", fields=_STATE_BATCH_PREVIEW),
+))
+PREVIEW_VALUES: dict[int, Message] = {0: SHARE_SNAPSHOT_VALUE_PREVIEW, 1: SHARE_UPDATE_VALUE_PREVIEW}
+"""Record type -> the 4.0 preview layout of its value."""
+
 RECORD_TYPES: dict[int, tuple[str, Message, Message]] = {
     0: ("share_snapshot", SHARE_SNAPSHOT_KEY, SHARE_SNAPSHOT_VALUE),
     1: ("share_update", SHARE_UPDATE_KEY, SHARE_UPDATE_VALUE),
@@ -89,10 +109,15 @@ def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
 
 def decode_value(rtype: int, value: bytes) -> dict[str, Any]:
     """A value of record type ``rtype`` as ``{"version", "type", "data"}`` (absent tagged fields at their
-    defaults)."""
+    defaults), plus ``"layout": "4.0-preview"`` when only the 4.0 preview layout reads it."""
     message = RECORD_TYPES[rtype][2]
     version = _version(value, "value")
-    return {"version": version, "type": message.name, "data": read_part(message, version, value, "value")}
+    preview = PREVIEW_VALUES[rtype]
+    used, data = read_part_layouts((message, preview), version, value, "value")
+    out: dict[str, Any] = {"version": version, "type": used.name, "data": data}
+    if used is preview:
+        out["layout"] = PREVIEW
+    return out
 
 
 def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:

@@ -1,0 +1,293 @@
+"""kafkatool's message declarations against Kafka's own JSON definitions, for every supported release.
+
+For each version in ``tests.kafka.versions.VERSIONS`` the JSON specs in its jars (:mod:`tests.kafka_definitions`)
+are walked: every coordinator key and value (``__consumer_offsets``, ``__transaction_state``,
+``__share_group_state``), every ``__cluster_metadata`` and ``__remote_log_metadata`` record, the raft control
+records, ``QuorumStateData`` and ``ProducerSnapshot`` must be in :data:`kafkatool.schema.messages.MESSAGES` with,
+at every version Kafka declares valid, the same flexibility and the same fields in the same order: JSON name,
+type, nullability, tag (tagged or not) and default, recursively. kafkatool may know more versions than an older
+release (it declares the newest layout). A spec kafkatool deliberately does not decode is in :data:`EXCLUDED`
+with the reason; an exclusion that no longer differs is reported too, so the list stays honest.
+
+A version whose jars are absent is skipped with the reason (``python -m tests.kafka.versions fetch``); under CI
+(``CI`` set) that is a failure, as for ``../shared``.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from typing import Any
+
+import pytest
+
+from kafkatool.schema.kafka_message import FIXED, ZERO_UUID_TEXT, Field, Message, read_message
+from kafkatool.schema.messages import KEY, MESSAGES, Declared, declared
+from tests.kafka.versions import VERSIONS
+from tests.kafka_definitions import PRIMITIVES, Definition, definitions, missing_jars
+
+CHECKED_ARTIFACTS = frozenset({"kafka-group-coordinator", "kafka-transaction-coordinator", "kafka-share-coordinator",
+                               "kafka-metadata", "kafka-raft", "kafka-storage", "kafka-clients"})
+"""Jars whose non-RPC specs are all on-disk formats kafkatool must decode (clients: the raft control records and
+the consumer protocol embedded in classic group metadata, plus the exclusions below)."""
+
+_NOT_ON_DISK = "not stored in any log or file kafkatool reads"
+_FIXED_LAYOUT = "declared as a fixed construct layout"
+EXCLUDED: dict[tuple[str | None, str], str] = {
+    # Specs kafkatool does not decode through a Message declaration, in every version (None):
+    (None, "DefaultPrincipalData"): f"{_NOT_ON_DISK} (a principal serialized inside forwarded requests)",
+    (None, "AbortedTxn"): f".txnindex entry, {_FIXED_LAYOUT} in schema/txn_index.py (spec added in 4.x)",
+    (None, "ControlRecordTypeSchema"): f"control record key, {_FIXED_LAYOUT} in schema/control.py (CONTROL_KEY)",
+    (None, "EndTxnMarker"): f"COMMIT/ABORT marker value, {_FIXED_LAYOUT} in schema/control.py",
+    # KIP-932 share groups' early access in 3.9 wrote record type 9 with another layout (the 4.0 layout of type
+    # 15); kafkatool reads type 9 as 4.0 wrote it. (4.0's preview layouts of types 11 and 15 and of the share
+    # coordinator's values are declared, in messages.RELEASE_LAYOUTS, and checked like the rest.)
+    ("3.9.2", "ShareGroupPartitionMetadataValue"): "3.9 early-access layout (initialized/deleting topics)",
+}
+"""(Kafka version or ``None`` for all, message name) -> why kafkatool does not match that spec."""
+
+
+def _range(spec: str | None) -> tuple[int, int]:
+    """Kafka's version range text as an inclusive pair (``none`` and absent are empty)."""
+    if spec is None or spec == "none" or spec == "":
+        return 1, 0
+    if spec.endswith("+"):
+        return int(spec[:-1]), 0x7FFF
+    low, _, high = spec.partition("-")
+    return int(low), int(high or low)
+
+
+def _in(spec: str | None, version: int) -> bool:
+    low, high = _range(spec)
+    return low <= version <= high
+
+
+def _kind(type_name: str) -> str:
+    """The on-disk kind of a type: a primitive, ``[]`` + primitive, ``struct`` or ``[]struct``."""
+    array = type_name.startswith("[]")
+    element = type_name[2:] if array else type_name
+    kind = element if element in PRIMITIVES else "struct"
+    return f"[]{kind}" if array else kind
+
+
+def _kafka_default(f: dict[str, Any], kind: str) -> Any:
+    """The value a Kafka field takes by default, in the JSON converter's form."""
+    raw = f.get("default")
+    if kind.startswith("[]"):
+        return None if raw == "null" else []
+    if kind == "struct":
+        return None
+    if raw == "null":
+        return None
+    if kind in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
+        return raw if isinstance(raw, int) else int(raw, 0) if raw not in (None, "") else 0
+    if kind == "float64":
+        return float(raw) if raw not in (None, "") else 0.0
+    if kind == "bool":
+        return raw == "true" if isinstance(raw, str) else bool(raw)
+    if kind == "uuid":
+        return ZERO_UUID_TEXT
+    return "" if raw is None else raw
+
+
+Layout = tuple[Any, ...]
+
+
+def kafka_layout(fields: tuple[dict[str, Any], ...] | list[dict[str, Any]], version: int, flexible: bool) -> Layout:
+    """A Kafka spec's fields at ``version``: (JSON name, kind, nullable, tag, default, nested) in order."""
+    out = []
+    for f in fields:
+        if not _in(f.get("versions") or f.get("taggedVersions"), version):  # a tagged field may omit "versions"
+            continue
+        kind = _kind(f["type"])
+        tagged = flexible and "tag" in f and _in(f.get("taggedVersions", f.get("versions")), version)
+        nested = kafka_layout(f.get("fields", ()), version, flexible) if kind.endswith("struct") else ()
+        name = f["name"][:1].lower() + f["name"][1:]
+        out.append((name, kind, _in(f.get("nullableVersions"), version), int(f["tag"]) if tagged else None,
+                    _kafka_default(f, kind), nested))
+    return tuple(out)
+
+
+def kafkatool_layout(fields: tuple[Field, ...], version: int, flexible: bool) -> Layout:
+    """kafkatool's declaration at ``version``, in the same form as :func:`kafka_layout`."""
+    out = []
+    for f in fields:
+        if not f.present(version):
+            continue
+        kind = _kind(f.type)
+        tagged = flexible and f.is_tagged(version)
+        nested = kafkatool_layout(f.fields, version, flexible) if kind.endswith("struct") else ()
+        default = f.default_value()
+        if kind == "float64" and default is not None:
+            default = float(default)
+        out.append((f.json_name, kind, f.is_nullable(version), f.tag if tagged else None, default, nested))
+    return tuple(out)
+
+
+def _without_later_tags(expected: Layout, got: Layout) -> Layout:
+    """``got`` without the tagged fields ``expected`` lacks, at every level: tagged fields a later release added
+    to a version an older release already had (the older reader skips them, its converter never shows them)."""
+    known = {e[0]: e for e in expected}
+    out = []
+    for g in got:
+        if g[3] is not None and g[0] not in known:
+            continue
+        nested = _without_later_tags(known[g[0]][5], g[5]) if g[0] in known else g[5]
+        out.append((*g[:5], nested))
+    return tuple(out)
+
+
+def _same(expected: Any, got: Any) -> bool:
+    """Equal, and of the same type (``True`` is not ``1``), except that an int equals the same float."""
+    if expected != got:
+        return False
+    numbers = (int, float)
+    if type(expected) is type(got):
+        return True
+    return not isinstance(expected, bool) and not isinstance(got, bool) and isinstance(expected, numbers) \
+        and isinstance(got, numbers)
+
+
+def _diff(expected: Layout, got: Layout, where: str) -> list[str]:
+    """The first differences between two layouts, field by field."""
+    names_e = [e[0] for e in expected]
+    names_g = [g[0] for g in got]
+    if names_e != names_g:
+        return [f"{where}: fields {names_g}, Kafka has {names_e}"]
+    out = []
+    labels = ("name", "type", "nullable", "tag", "default")
+    for e, g in zip(expected, got, strict=True):
+        for label, ev, gv in zip(labels, e[:5], g[:5], strict=True):
+            if not _same(ev, gv):
+                out.append(f"{where}.{e[0]}: {label} {gv!r}, Kafka has {ev!r}")
+        out += _diff(e[5], g[5], f"{where}.{e[0]}")
+    return out
+
+
+def in_scope(definition: Definition) -> bool:
+    """Whether ``definition`` is an on-disk message kafkatool must declare (or exclude)."""
+    return definition.artifact in CHECKED_ARTIFACTS and definition.kind not in ("request", "response", "header")
+
+
+def compare(definition: Definition, decl: Declared, newest: bool = True) -> list[str]:
+    """Every way ``decl`` differs from Kafka's ``definition`` (of the newest supported release, or of an older one,
+    against which kafkatool may declare the tagged fields later releases added)."""
+    problems: list[str] = []
+    name = definition.name
+    message: Message = decl.message
+    if definition.api_key is not None and decl.number is not None and definition.api_key != decl.number:
+        problems.append(f"{name}: kafkatool files it under {decl.number}, Kafka's apiKey is {definition.api_key}")
+    low, high = _range(definition.valid)
+    for version in range(low, high + 1):
+        # A 4.1+ coordinator key is version 0 with the record type as apiKey; 3.x/4.0 declared the record type
+        # as the key's version. kafkatool reads every key at its record type: the bytes are the same.
+        ours = decl.number if decl.part == KEY and definition.api_key is not None else version
+        assert ours is not None
+        where = f"{name} v{version}"
+        if not message.supports(ours):
+            problems.append(f"{where}: kafkatool's {message.name} (valid {message.valid}) cannot read it")
+            continue
+        flexible = _in(definition.flexible, version)
+        if message.is_flexible(ours) != flexible:
+            problems.append(f"{where}: flexible {message.is_flexible(ours)}, Kafka says {flexible}")
+            continue
+        expected = kafka_layout(definition.fields, version, flexible)
+        got = kafkatool_layout(message.fields, ours, flexible)
+        problems += _diff(expected, got if newest else _without_later_tags(expected, got), where)
+    return problems
+
+
+def _require(version: str) -> None:
+    missing = missing_jars(version)
+    if missing:
+        message = (f"Kafka {version}'s jars not found ({', '.join(missing)}): run "
+                   "`python -m tests.kafka.versions fetch`")
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set: the release jars must be present)")
+        pytest.skip(message)
+
+
+def conformance_problems(version: str) -> list[str]:
+    """Every missing or differing declaration for ``version``'s jars, and every stale exclusion."""
+    problems = []
+    for name, definition in sorted(definitions(version).items()):
+        if not in_scope(definition):
+            continue
+        excluded = EXCLUDED.get((version, name)) or EXCLUDED.get((None, name))
+        decl = declared(name, version)
+        if decl is None:
+            if not excluded:
+                problems.append(f"{name} ({definition.artifact} {definition.path}): not declared by kafkatool "
+                                "(kafkatool.schema.messages.MESSAGES) nor excluded")
+            continue
+        found = compare(definition, decl, newest=version == VERSIONS[-1])
+        if found and not excluded:
+            problems += found
+        elif not found and (version, name) in EXCLUDED:
+            problems.append(f"{name}: excluded for {version} ({excluded}) but matches now: drop the exclusion")
+    return problems
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_declarations_match_the_release_jars(version: str) -> None:
+    _require(version)
+    problems = conformance_problems(version)
+    assert not problems, f"{len(problems)} difference(s) with Kafka {version}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_in_scope_spec_is_seen(version: str) -> None:
+    """The walk sees the specs it is meant to check (a jar layout change must not make it vacuous)."""
+    _require(version)
+    seen = {name for name, d in definitions(version).items() if in_scope(d)}
+    for name in ("TransactionLogValue", "GroupMetadataValue", "PartitionRecord", "LeaderChangeMessage",
+                 "VotersRecord", "QuorumStateData", "RemoteLogSegmentMetadataRecord"):
+        assert name in seen, f"{name} not found in Kafka {version}'s jars"
+
+
+def _zero_value(fields: tuple[Field, ...], version: int, flexible: bool) -> bytes:
+    """The bytes of a struct whose every non-tagged field holds its zero/empty value (no tagged fields)."""
+    out = bytearray()
+    for f in fields:
+        if not f.present(version) or (flexible and f.is_tagged(version)):
+            continue
+        kind = f.type
+        if kind in FIXED:
+            out += bytes(FIXED[kind].sizeof())
+        elif kind == "uuid":
+            out += bytes(16)
+        elif kind in ("string", "bytes") or kind.startswith("[]"):
+            out += b"\x01" if flexible else bytes(2 if kind == "string" else 4)
+        else:
+            if f.is_nullable(version):
+                out += b"\x01"
+            out += _zero_value(f.fields, version, flexible)
+    if flexible:
+        out += b"\x00"
+    return bytes(out)
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGES))
+def test_every_declaration_is_readable(name: str) -> None:
+    """Each declared message reads, at every version it declares, with ``read_message``: the zero value of every
+    field type it uses is consumed exactly."""
+    message = MESSAGES[name].message
+    low, high = _range(message.valid)
+    for version in range(low, min(high, low + 16) + 1):
+        data = _zero_value(message.fields, version, message.is_flexible(version))
+        values, end = read_message(message, data, version)
+        assert end == len(data), f"{name} v{version}: read {end} of {len(data)} bytes"
+        assert isinstance(values, dict)
+
+
+def test_producer_snapshot_layout_matches_its_declaration() -> None:
+    """The construct layout of ``.snapshot`` entries is ``ProducerSnapshot``'s entry, field for field."""
+    from kafkatool.schema.producer_snapshot import ENTRY, PRODUCER_SNAPSHOT, build_producer_snapshot
+
+    entry = PRODUCER_SNAPSHOT.fields[1]
+    sizes = [FIXED[f.type].sizeof() for f in entry.fields]
+    assert [sc.sizeof() for sc in ENTRY.subcons] == sizes
+    raw = build_producer_snapshot([])
+    values, end = read_message(PRODUCER_SNAPSHOT, raw, 1, 2)
+    assert end == len(raw) and values["producerEntries"] == []
+    assert values["crc"] == struct.unpack_from(">I", raw, 2)[0]
