@@ -213,3 +213,80 @@ def write_segment(root: Path, decoder: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(segment(records()))
     return path
+
+
+# --- __consumer_offsets: KIP-848 consumer and KIP-932 share group records (4.1+ layouts) -------------------------
+
+def group_key(record_type: int, *parts: str) -> bytes:
+    """A group coordinator key: the record type, then its strings (not flexible)."""
+    return i16(record_type) + b"".join(old_string(p) for p in parts)
+
+
+def nullable_compact(text: str | None) -> bytes:
+    return uvarint(0) if text is None else compact_string(text)
+
+
+def compact_strings(items: list[str]) -> bytes:
+    return uvarint(len(items) + 1) + b"".join(compact_string(t) for t in items)
+
+
+def topic_partitions(items: list[tuple[bytes, list[int]]]) -> bytes:
+    """``[]TopicPartitions`` {TopicId, Partitions} with empty tagged fields."""
+    out = uvarint(len(items) + 1)
+    for tid, parts in items:
+        out += tid + uvarint(len(parts) + 1) + b"".join(i32(p) for p in parts) + uvarint(0)
+    return out
+
+
+def epoch_value(epoch: int) -> bytes:
+    """ConsumerGroupMetadataValue / ShareGroupMetadataValue v0: Epoch, no tagged field."""
+    return i16(0) + i32(epoch) + tags({})
+
+
+def consumer_member_value(client: str, host: str, topics: list[str], assignor: str | None) -> bytes:
+    """ConsumerGroupMemberMetadataValue v0."""
+    return (i16(0) + nullable_compact(None) + nullable_compact(None) + compact_string(client) + compact_string(host)
+            + compact_strings(topics) + nullable_compact(None) + i32(45000) + nullable_compact(assignor) + tags({}))
+
+
+def consumer_assignment_value(epoch: int, assigned: list[tuple[bytes, list[int]]],
+                              pending: list[tuple[bytes, list[int]]] = ()) -> bytes:  # type: ignore[assignment]
+    """ConsumerGroupCurrentMemberAssignmentValue v0."""
+    return (i16(0) + i32(epoch) + i32(epoch - 1) + i8(0) + topic_partitions(assigned) + topic_partitions(list(pending))
+            + tags({}))
+
+
+def share_member_value(client: str, host: str, topics: list[str]) -> bytes:
+    """ShareGroupMemberMetadataValue v0."""
+    return i16(0) + nullable_compact(None) + compact_string(client) + compact_string(host) + compact_strings(topics) \
+        + tags({})
+
+
+def share_assignment_value(epoch: int, assigned: list[tuple[bytes, list[int]]]) -> bytes:
+    """ShareGroupCurrentMemberAssignmentValue v0."""
+    return i16(0) + i32(epoch) + i32(epoch - 1) + i8(0) + topic_partitions(assigned) + tags({})
+
+
+def offset_commit(group: str, topic: str, partition: int, offset: int) -> tuple[bytes, bytes]:
+    """OffsetCommitKey (type 1) and OffsetCommitValue v3 (not flexible)."""
+    return (group_key(1, group, topic) + i32(partition),
+            i16(3) + i64(offset) + i32(0) + old_string("") + i64(BASE_TS))
+
+
+def group_records() -> list[tuple[bytes | None, bytes | None]]:
+    """A consumer group (two members, offsets on orders-0 and orders-1) and a share group (one member, then a
+    member that left), as the 4.x coordinator writes them."""
+    return [
+        (group_key(5, "cg-billing", "m-1"), consumer_member_value("billing-1", "/10.0.0.1", ["orders"], "uniform")),
+        (group_key(5, "cg-billing", "m-2"), consumer_member_value("billing-2", "/10.0.0.2", ["orders"], "uniform")),
+        (group_key(3, "cg-billing"), epoch_value(4)),
+        (group_key(8, "cg-billing", "m-1"), consumer_assignment_value(4, [(TOPIC_ID, [0])])),
+        (group_key(8, "cg-billing", "m-2"), consumer_assignment_value(4, [(TOPIC_ID, [1, 2])], [(TOPIC_ID, [0])])),
+        offset_commit("cg-billing", "orders", 0, 7),
+        offset_commit("cg-billing", "orders", 1, 3),
+        (group_key(10, "sg-orders", "s-1"), share_member_value("share-1", "/10.0.0.3", ["orders"])),
+        (group_key(10, "sg-orders", "s-2"), share_member_value("share-2", "/10.0.0.4", ["orders"])),
+        (group_key(11, "sg-orders"), epoch_value(2)),
+        (group_key(14, "sg-orders", "s-1"), share_assignment_value(2, [(TOPIC_ID, [0, 1, 2])])),
+        (group_key(10, "sg-orders", "s-2"), None),
+    ]

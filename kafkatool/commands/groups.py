@@ -1,5 +1,6 @@
-"""``kafkatool groups``: every consumer group's committed offsets from ``__consumer_offsets``, with the lag against
-the partitions found in the same log dirs, and a warning for offsets outside a partition's log."""
+"""``kafkatool groups``: every group (classic, consumer, share, streams) from ``__consumer_offsets`` with its members
+and assignments, share partitions' state from ``__share_group_state``, committed offsets with the lag against the
+partitions found in the same log dirs, and a warning for offsets outside a partition's log."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def command(
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this group.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
 ) -> None:
-    """List consumer groups' committed offsets with their lag, and offsets outside their partition's log."""
+    """List groups (classic, consumer, share, streams) with members, assignments, committed offsets and lag, share
+    partitions' state, and offsets outside their partition's log."""
 
     def body() -> int:
         doc = groups_document(list(log_dirs), group=group)

@@ -1,4 +1,5 @@
-"""Rendering ``kafkatool groups``: groups, committed offsets with lag, offsets outside the log (table/json/jsonl)."""
+"""Rendering ``kafkatool groups``: groups of the four types, their members and assignments, committed offsets (and
+share partitions' start offsets) with lag, share partitions' state, offsets outside the log (table/json/jsonl)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,34 @@ from rich.text import Text
 from kafkatool.render.safe import for_people, human_console
 
 Row = dict[str, Any]
-LEFT = {"group", "topic", "protocol", "assignor", "members", "problem"}
+LEFT = {"group", "topic", "protocol", "assignor", "members", "problem", "member_id", "client_id", "client_host",
+        "assigned", "target", "in_flight"}
+
+
+def _partitions(items: list[Row] | None) -> str | None:
+    """``orders:0,1 invoices:3`` from ``[{"topic", "topic_id", "partitions"}]``."""
+    if items is None:
+        return None
+    return " ".join(f"{i['topic'] or i['topic_id']}:{','.join(map(str, i['partitions']))}" for i in items)
+
+
+def _tasks(tasks: dict[str, list[Row]] | None) -> str | None:
+    """A streams member's tasks: ``active 0_0,0_1 standby 1_0``."""
+    if not tasks:
+        return None
+    parts = []
+    for kind, items in tasks.items():
+        ids = [f"{t['subtopology']}_{p}" for t in items for p in t["partitions"]]
+        if ids:
+            parts.append(f"{kind.removesuffix('Tasks')} {','.join(ids)}")
+    return " ".join(parts) or "none"
+
+
+def member_table_rows(members: list[Row]) -> list[Row]:
+    """The members with their assignments as short text, for the table."""
+    return [{**m, "assigned": _tasks(m["tasks"]) if m["protocol"] == "streams" else _partitions(m["assigned"]),
+             "target": _tasks(m["target_tasks"]) if m["protocol"] == "streams" else _partitions(m["target"])}
+            for m in members]
 
 
 def _cell(value: Any, key: str) -> Text:
@@ -46,23 +74,46 @@ def render_groups(doc: Row, fmt: str, out: TextIO | None = None) -> None:
             out.write(orjson.dumps({"type": "group", **g}).decode() + "\n")
         for o in doc["offsets"]:
             out.write(orjson.dumps({"type": "offset", **o}).decode() + "\n")
+        for m in doc["members"]:
+            out.write(orjson.dumps({"type": "member", **m}).decode() + "\n")
+        for s in doc["share_state"]:
+            out.write(orjson.dumps({"type": "share_state", **s}).decode() + "\n")
         for d in doc["defects"]:
             out.write(orjson.dumps({"type": "defect", **d}).decode() + "\n")
         out.write(orjson.dumps({"type": "summary", "log_dirs": doc["log_dirs"],
                                 "coordinator_partitions": doc["coordinator_partitions"],
                                 "offsets_records": doc["offsets_records"], "groups": len(doc["groups"]),
                                 "offsets": len(doc["offsets"]), "problems": len(doc["problems"]),
-                                "defects": len(doc["defects"])}).decode() + "\n")
+                                "defects": len(doc["defects"]), "members": len(doc["members"]),
+                                "share_coordinator_partitions": doc["share_coordinator_partitions"],
+                                "share_state_records": doc["share_state_records"],
+                                "share_partitions": len(doc["share_state"])}).decode() + "\n")
         return
     doc = for_people(doc)
     console = human_console(out, piped_width=200)
     coordinators = ", ".join(doc["coordinator_partitions"]) or "none given"
     console.print(Text.assemble(("offsets topic: ", "bold"), f"{coordinators} ({doc['offsets_records']} records)"))
+    if doc["share_coordinator_partitions"]:
+        console.print(Text.assemble(("share group state topic: ", "bold"),
+                                    f"{', '.join(doc['share_coordinator_partitions'])} "
+                                    f"({doc['share_state_records']} records)"))
     if doc["groups"]:
         _table(console, [("group", "group"), ("protocol", "protocol"), ("generation", "generation/epoch"),
                          ("assignor", "assignor"), ("members", "members"), ("deleted", "deleted"),
                          ("committed_partitions", "partitions"), ("total_lag", "lag"),
                          ("pending_transactional_offsets", "pending txn")], doc["groups"])
+    if doc["members"]:
+        _table(console, [("group", "group"), ("member_id", "member"), ("client_id", "client"),
+                         ("client_host", "host"), ("member_epoch", "epoch"), ("assigned", "assigned"),
+                         ("target", "target")], member_table_rows(doc["members"]))
+    if doc["share_state"]:
+        _table(console, [("group", "share group"), ("topic", "topic"), ("partition", "partition"),
+                         ("start_offset", "start offset"), ("state_epoch", "state epoch"),
+                         ("leader_epoch", "leader epoch"), ("in_flight", "in flight"),
+                         ("updates_since_snapshot", "updates")],
+               [{**s, "topic": s["topic"] or s["topic_id"],
+                 "in_flight": " ".join(f"{k}:{v}" for k, v in sorted(s["in_flight_offsets"].items())) or None}
+                for s in doc["share_state"]])
     if doc["offsets"]:
         _table(console, [("group", "group"), ("topic", "topic"), ("partition", "partition"),
                          ("committed_offset", "committed"), ("log_start_offset", "log start"),
