@@ -291,3 +291,72 @@ def test_producer_snapshot_layout_matches_its_declaration() -> None:
     values, end = read_message(PRODUCER_SNAPSHOT, raw, 1, 2)
     assert end == len(raw) and values["producerEntries"] == []
     assert values["crc"] == struct.unpack_from(">I", raw, 2)[0]
+
+
+def record_type_table() -> str:
+    """The markdown table "record types per Kafka version": every in-scope spec of every fetched release, where
+    kafkatool files it, and per version whether that release has it (``yes``; ``early``/``preview`` for a layout
+    kafkatool reads differently or not at all; ``-`` absent)."""
+    present = [v for v in VERSIONS if not missing_jars(v)]
+    rows: dict[tuple[str, int, str, str], dict[str, str]] = {}
+    for version in present:
+        for name, definition in definitions(version).items():
+            if not in_scope(definition):
+                continue
+            decl = declared(name, version)
+            where = decl.where if decl else "(not decoded)"
+            numbers = [decl.number if decl and decl.number is not None else -1]
+            if decl and decl.part == KEY and definition.api_key is None:
+                low, high = _range(definition.valid)  # 3.x/4.0: the key's versions are its record types
+                numbers = list(range(low, high + 1))
+            base = name.removesuffix("Key").removesuffix("Value") if decl and decl.part in (KEY, "value") else name
+            cell = "yes"
+            if (version, name) in EXCLUDED:
+                cell = "early (not decoded)"
+            elif decl and decl.message.extra.get("layout"):
+                cell = str(decl.message.extra["layout"])
+            for number in numbers:
+                label = "LegacyOffsetCommit" if base == "OffsetCommit" and number == 0 else base
+                row = rows.setdefault((where, number, label, decl.part if decl else ""), {})
+                if row.get(version, "yes") == "yes":
+                    row[version] = cell
+    lines = ["| where | type / api key | record | " + " | ".join(present) + " |",
+             "|---|---|---|" + "---|" * len(present)]
+    merged: dict[tuple[str, int, str], dict[str, str]] = {}
+    for (where, number, base, _), cells in sorted(rows.items()):
+        target = merged.setdefault((where, number, base), {})
+        for version, cell in cells.items():
+            if target.get(version, "yes") == "yes":
+                target[version] = cell
+    for (where, number, base), cells in sorted(merged.items()):
+        shown = "" if number < 0 else str(number)
+        lines.append(f"| {where} | {shown} | {base} | " + " | ".join(cells.get(v, "-") for v in present) + " |")
+    return "\n".join(lines)
+
+
+
+def test_absent_jars_skip_or_fail_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """Without a version's jars the check skips with the reason, and fails when ``CI`` is set."""
+    import tests.kafka_definitions as loader
+
+    monkeypatch.setattr(loader.kafka_versions, "target", lambda version: tmp_path / version)
+    monkeypatch.setenv("KAFKATOOL_M2_REPO", str(tmp_path))
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="jars not found"):
+        _require(VERSIONS[-1])
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="CI is set"):
+        _require(VERSIONS[-1])
+
+
+def test_record_type_table() -> None:
+    """The README's table builds from the jars present and names the newest record types."""
+    if missing_jars(VERSIONS[-1]):
+        pytest.skip("the newest release's jars are not fetched")
+    table = record_type_table()
+    assert "| __consumer_offsets | 23 | StreamsGroupTopology |" in table
+    assert table.count("\n") > 60
+
+
+if __name__ == "__main__":
+    print(record_type_table())
