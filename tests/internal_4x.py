@@ -290,3 +290,52 @@ def group_records() -> list[tuple[bytes | None, bytes | None]]:
         (group_key(14, "sg-orders", "s-1"), share_assignment_value(2, [(TOPIC_ID, [0, 1, 2])])),
         (group_key(10, "sg-orders", "s-2"), None),
     ]
+
+
+# --- __consumer_offsets: KIP-1071 streams group records (4.4 layouts) ---------------------------------------------
+
+def task_ids(items: list[tuple[str, list[int]]]) -> bytes:
+    """``[]TaskIds`` {SubtopologyId, Partitions} with empty tagged fields."""
+    out = uvarint(len(items) + 1)
+    for sub, parts in items:
+        out += compact_string(sub) + uvarint(len(parts) + 1) + b"".join(i32(p) for p in parts) + uvarint(0)
+    return out
+
+
+def streams_metadata_value(epoch: int) -> bytes:
+    """StreamsGroupMetadataValue v0: Epoch, MetadataHash, no tagged field."""
+    return i16(0) + i32(epoch) + i64(0x1234) + tags({})
+
+
+def streams_member_value(client: str, host: str, topology_epoch: int, process: str) -> bytes:
+    """StreamsGroupMemberMetadataValue v0: no instance, rack or endpoint, no client tag."""
+    return (i16(0) + nullable_compact(None) + nullable_compact(None) + compact_string(client) + compact_string(host)
+            + i32(30000) + i32(topology_epoch) + compact_string(process) + b"\xff" + uvarint(1) + tags({}))
+
+
+def streams_assignment_value(epoch: int, active: list[tuple[str, list[int]]],
+                             standby: list[tuple[str, list[int]]]) -> bytes:
+    """StreamsGroupCurrentMemberAssignmentValue v0: active and standby tasks, nothing warming up or revoked."""
+    return (i16(0) + i32(epoch) + i32(epoch - 1) + i8(0) + task_ids(active) + task_ids(standby) + task_ids([])
+            + task_ids([]) + task_ids([]) + task_ids([]) + tags({}))
+
+
+def streams_topology_value(epoch: int, subtopologies: list[tuple[str, list[str]]]) -> bytes:
+    """StreamsGroupTopologyValue v0: each subtopology's source topics, nothing else."""
+    out = i16(0) + i32(epoch) + uvarint(len(subtopologies) + 1)
+    for sub, sources in subtopologies:
+        out += (compact_string(sub) + compact_strings(sources) + compact_strings([]) + uvarint(1) + compact_strings([])
+                + uvarint(1) + uvarint(1) + uvarint(0))
+    return out + tags({})
+
+
+def streams_records() -> list[tuple[bytes | None, bytes | None]]:
+    """A streams group: its topology (two subtopologies), one member with active and standby tasks, its epoch and
+    a committed offset."""
+    return [
+        (group_key(23, "st-counts"), streams_topology_value(1, [("0", ["orders"]), ("1", ["counts-repartition"])])),
+        (group_key(19, "st-counts", "t-1"), streams_member_value("counts-1", "/10.0.0.5", 1, "proc-a")),
+        (group_key(17, "st-counts"), streams_metadata_value(3)),
+        (group_key(22, "st-counts", "t-1"), streams_assignment_value(3, [("0", [0, 1]), ("1", [0])], [("0", [2])])),
+        offset_commit("st-counts", "orders", 0, 5),
+    ]

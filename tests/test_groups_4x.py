@@ -106,3 +106,22 @@ def test_table_and_jsonl_show_members_and_share_state(tmp_path: Path) -> None:
     _, one = run("-f", "json", "--group", "sg-orders", root)
     doc = json.loads(one)
     assert {g["group"] for g in doc["groups"]} == {"sg-orders"} and len(doc["members"]) == 1
+
+
+def test_streams_group_with_topology_members_and_tasks(tmp_path: Path) -> None:
+    from tests.internal_4x import streams_records
+
+    root = log_dir(tmp_path)
+    (root / "__consumer_offsets-0" / "00000000000000000000.log").write_bytes(segment(streams_records()))
+    _, out = run("-f", "json", "--group", "st-counts", str(root))
+    doc = json.loads(out)
+    (g,) = doc["groups"]
+    assert (g["protocol"], g["generation"], g["topology_epoch"], g["members"]) == ("streams", 3, 1, ["t-1"])
+    (m,) = doc["members"]
+    assert (m["client_id"], m["process_id"], m["member_epoch"], m["topology_epoch"]) == ("counts-1", "proc-a", 3, 1)
+    assert m["tasks"]["activeTasks"] == [{"subtopology": "0", "partitions": [0, 1]},
+                                         {"subtopology": "1", "partitions": [0]}]
+    assert m["tasks"]["standbyTasks"] == [{"subtopology": "0", "partitions": [2]}]
+    assert [(o["topic"], o["partition"], o["committed_offset"]) for o in doc["offsets"]] == [("orders", 0, 5)]
+    _, table = run("--group", "st-counts", str(root))
+    assert "active 0_0,0_1,1_0 standby 0_2" in table
