@@ -358,5 +358,62 @@ def test_record_type_table() -> None:
     assert table.count("\n") > 60
 
 
+def metadata_versions_in_jar(version: str) -> dict[int, str]:
+    """``MetadataVersion``'s constants (feature level -> ``4.1-IV0``) in ``version``'s server-common jar, read
+    from the enum's static initializer with ``javap`` (each ``IBP_x_y_IVn`` constant is constructed with its
+    ordinal, then its feature level)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+    import zipfile
+
+    from tests.kafka_definitions import jars
+
+    javap = shutil.which("javap")
+    jar = jars(version).get("kafka-server-common")
+    if javap is None or jar is None:
+        reason = f"no javap or no kafka-server-common {version} jar"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set)")
+        pytest.skip(reason)
+    member = "org/apache/kafka/server/common/MetadataVersion.class"
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(jar) as zf:
+        path = zf.extract(member, tmp)
+        text = subprocess.run([javap, "-c", "-p", path], capture_output=True, text=True, check=True).stdout
+    lines = text[text.index("static {};"):].splitlines()
+    push = re.compile(r"\b(?:iconst_(m1|\d)|bipush\s+(-?\d+)|sipush\s+(-?\d+))")
+    found: dict[int, str] = {}
+    for i, line in enumerate(lines):
+        constant = re.search(r"// String IBP_(\d+)_(\d+)_IV(\d+)$", line)
+        if not constant:
+            continue
+        ints = []
+        for following in lines[i + 1:i + 8]:
+            m = push.search(following)
+            if m:
+                ints.append(-1 if m.group(1) == "m1" else int(next(g for g in m.groups() if g is not None)))
+            if len(ints) == 2:
+                break
+        major, minor, iv = constant.groups()
+        if ints[1] > 0:  # 3.x's IBP_3_0_IV0 has level -1: no KRaft metadata version
+            found[ints[1]] = f"{major}.{minor}-IV{iv}"
+    return found
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_metadata_versions_match_the_release(version: str) -> None:
+    """Every ``metadata.version`` feature level a release defines has the same name in kafkatool's table (a level
+    missing there makes the image replay refuse the log: "No MetadataVersion with feature level")."""
+    from kafkatool.schema.metadata_records import METADATA_VERSIONS
+
+    _require(version)
+    levels = metadata_versions_in_jar(version)
+    assert len(levels) > 10
+    differing = {level: (name, METADATA_VERSIONS.get(level)) for level, name in levels.items()
+                 if METADATA_VERSIONS.get(level) != name}
+    assert not differing, f"level: (Kafka {version}, kafkatool): {differing}"
+
+
 if __name__ == "__main__":
     print(record_type_table())
