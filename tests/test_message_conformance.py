@@ -32,19 +32,53 @@ CHECKED_ARTIFACTS = frozenset({"kafka-group-coordinator", "kafka-transaction-coo
 the consumer protocol embedded in classic group metadata, plus the exclusions below)."""
 
 _NOT_ON_DISK = "not stored in any log or file kafkatool reads"
-_FIXED_LAYOUT = "declared as a fixed construct layout"
 EXCLUDED: dict[tuple[str | None, str], str] = {
     # Specs kafkatool does not decode through a Message declaration, in every version (None):
     (None, "DefaultPrincipalData"): f"{_NOT_ON_DISK} (a principal serialized inside forwarded requests)",
-    (None, "AbortedTxn"): f".txnindex entry, {_FIXED_LAYOUT} in schema/txn_index.py (spec added in 4.x)",
-    (None, "ControlRecordTypeSchema"): f"control record key, {_FIXED_LAYOUT} in schema/control.py (CONTROL_KEY)",
-    (None, "EndTxnMarker"): f"COMMIT/ABORT marker value, {_FIXED_LAYOUT} in schema/control.py",
     # KIP-932 share groups' early access in 3.9 wrote record type 9 with another layout (the 4.0 layout of type
     # 15); kafkatool reads type 9 as 4.0 wrote it. (4.0's preview layouts of types 11 and 15 and of the share
     # coordinator's values are declared, in messages.RELEASE_LAYOUTS, and checked like the rest.)
     ("3.9.2", "ShareGroupPartitionMetadataValue"): "3.9 early-access layout (initialized/deleting topics)",
 }
 """(Kafka version or ``None`` for all, message name) -> why kafkatool does not match that spec."""
+
+
+def fixed_layouts() -> dict[str, Any]:
+    """Specs kafkatool declares as fixed construct layouts (an int16 version, then the message's fields), by
+    Kafka's name: checked field by field (snake_case name and big-endian format) instead of as messages."""
+    from kafkatool.schema import control, txn_index
+
+    return {"AbortedTxn": txn_index.ENTRY, "ControlRecordTypeSchema": control.CONTROL_KEY,
+            "EndTxnMarker": control.END_TXN_MARKER_VALUE}
+
+
+SPEC_ADDED_LATER = frozenset({"AbortedTxn", "ControlRecordTypeSchema", "EndTxnMarker", "ProducerSnapshot"})
+"""Formats older than their JSON spec: a release without the spec writes the same bytes."""
+FIXED_WHERE = {"AbortedTxn": ".txnindex entry (fixed layout)",
+               "ControlRecordTypeSchema": "control record key (fixed layout)",
+               "EndTxnMarker": "COMMIT/ABORT marker value (fixed layout)"}
+_FORMATS = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q", "uint16": ">H", "uint32": ">I"}
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def compare_fixed(definition: Definition, layout: Any) -> list[str]:
+    """Every way a construct ``layout`` (version first) differs from Kafka's non-flexible ``definition``."""
+    low, high = _range(definition.valid)
+    subcons = list(layout.subcons)
+    problems = []
+    if subcons[0].name != "version" or subcons[0].fmtstr != ">h":
+        problems.append(f"{definition.name}: the layout does not start with an int16 version")
+    for version in range(low, high + 1):
+        fields = [f for f in definition.fields if _in(f.get("versions"), version)]
+        expected = [(_snake(f["name"]), _FORMATS.get(f["type"], f["type"])) for f in fields]
+        got = [(sc.name, getattr(sc, "fmtstr", type(sc).__name__).replace("l", "i").replace("L", "I"))
+               for sc in subcons[1:]]
+        if expected != got:
+            problems.append(f"{definition.name} v{version}: fields {got}, Kafka has {expected}")
+    return problems
 
 
 def _range(spec: str | None) -> tuple[int, int]:
@@ -213,6 +247,9 @@ def conformance_problems(version: str) -> list[str]:
     for name, definition in sorted(definitions(version).items()):
         if not in_scope(definition):
             continue
+        if name in fixed_layouts():
+            problems += compare_fixed(definition, fixed_layouts()[name])
+            continue
         excluded = EXCLUDED.get((version, name)) or EXCLUDED.get((None, name))
         decl = declared(name, version)
         if decl is None:
@@ -295,8 +332,9 @@ def test_producer_snapshot_layout_matches_its_declaration() -> None:
 
 def record_type_table() -> str:
     """The markdown table "record types per Kafka version": every in-scope spec of every fetched release, where
-    kafkatool files it, and per version whether that release has it (``yes``; ``early``/``preview`` for a layout
-    kafkatool reads differently or not at all; ``-`` absent)."""
+    kafkatool files it, and per version whether that release has it (``yes``; ``4.0-preview`` for the preview
+    layout kafkatool also reads; ``early (not decoded)``; ``same layout, no spec`` for a format older than its
+    JSON spec; ``-`` absent)."""
     present = [v for v in VERSIONS if not missing_jars(v)]
     rows: dict[tuple[str, int, str, str], dict[str, str]] = {}
     for version in present:
@@ -304,7 +342,7 @@ def record_type_table() -> str:
             if not in_scope(definition):
                 continue
             decl = declared(name, version)
-            where = decl.where if decl else "(not decoded)"
+            where = decl.where if decl else FIXED_WHERE.get(name, "(not decoded)")
             numbers = [decl.number if decl and decl.number is not None else -1]
             if decl and decl.part == KEY and definition.api_key is None:
                 low, high = _range(definition.valid)  # 3.x/4.0: the key's versions are its record types
@@ -330,7 +368,8 @@ def record_type_table() -> str:
                 target[version] = cell
     for (where, number, base), cells in sorted(merged.items()):
         shown = "" if number < 0 else str(number)
-        lines.append(f"| {where} | {shown} | {base} | " + " | ".join(cells.get(v, "-") for v in present) + " |")
+        absent = "same layout, no spec" if base in SPEC_ADDED_LATER else "-"
+        lines.append(f"| {where} | {shown} | {base} | " + " | ".join(cells.get(v, absent) for v in present) + " |")
     return "\n".join(lines)
 
 
