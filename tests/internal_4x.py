@@ -119,6 +119,31 @@ def share_records() -> list[tuple[bytes | None, bytes | None]]:
     ]
 
 
+def share_preview_snapshot_value(snapshot_epoch: int, state_epoch: int, leader_epoch: int, start: int,
+                                 batches: list[tuple[int, int, int, int]]) -> bytes:
+    """ShareSnapshotValue v0 as Kafka 4.0 (the KIP-932 preview) laid it out: SnapshotEpoch uint16, no timestamps."""
+    return (i16(0) + snapshot_epoch.to_bytes(2, "big") + i32(state_epoch) + i32(leader_epoch) + i64(start)
+            + _batches(batches) + tags({}))
+
+
+def share_preview_update_value(snapshot_epoch: int, leader_epoch: int, start: int,
+                               batches: list[tuple[int, int, int, int]]) -> bytes:
+    """ShareUpdateValue v0 as Kafka 4.0 laid it out."""
+    return i16(0) + snapshot_epoch.to_bytes(2, "big") + i32(leader_epoch) + i64(start) + _batches(batches) + tags({})
+
+
+def share_preview_records() -> list[tuple[bytes | None, bytes | None]]:
+    """The same share partitions' life in 4.0's preview layouts."""
+    return [
+        (share_key(0, "sg-orders", TOPIC_ID, 0), share_preview_snapshot_value(0, 1, 3, 0, [])),
+        (share_key(1, "sg-orders", TOPIC_ID, 0),
+         share_preview_update_value(0, 3, 10, [(10, 14, 2, 1), (15, 15, 4, 5), (16, 19, 0, 2)])),
+        (share_key(0, "sg-orders", TOPIC_ID, 0),
+         share_preview_snapshot_value(1, 1, 3, 20, [(20, 29, 2, 1), (30, 31, 0, 3)])),
+        (share_key(1, "sg-audit", TOPIC_ID, 2), None),
+    ]
+
+
 # --- __remote_log_metadata ---------------------------------------------------------------------------------
 
 def frame(api_key: int, version: int = 0) -> bytes:
@@ -201,14 +226,15 @@ def segment(records: list[tuple[bytes | None, bytes | None]], *, per_batch: int 
     return out
 
 
-CASES = {"share-group-state": ("__share_group_state-0", share_records),
-         "remote-log-metadata": ("__remote_log_metadata-0", remote_records)}
-"""Each decoder: the partition directory its segment goes in and the records written."""
+CASES = {"share-group-state": ("share-group-state", "__share_group_state-0", share_records),
+         "share-group-state-preview": ("share-group-state", "__share_group_state-0", share_preview_records),
+         "remote-log-metadata": ("remote-log-metadata", "__remote_log_metadata-0", remote_records)}
+"""Each case: its decoder, the partition directory its segment goes in and the records written."""
 
 
-def write_segment(root: Path, decoder: str) -> Path:
-    """The decoder's segment written under ``root/<partition>/00000000000000000000.log``; its path."""
-    directory, records = CASES[decoder]
+def write_segment(root: Path, case: str) -> Path:
+    """The case's segment written under ``root/<partition>/00000000000000000000.log``; its path."""
+    _, directory, records = CASES[case]
     path = root / directory / "00000000000000000000.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(segment(records()))

@@ -175,9 +175,10 @@ def cluster_metadata_parser(record: Record) -> tuple[str | None, str | None]:
 
 
 def _share_parser(java_tool: bool) -> Parser:
-    """``ShareGroupStateMessageParser.parse``: 4.0's Scala tool labels the value ``{"type":"<version>",...}`` as it
-    does the key and names the share group state decoder when a key is missing; 4.1+'s Java tool
-    (``CoordinatorRecordMessageParser``) labels it ``{"version":"<version>",...}`` as the offsets decoder does."""
+    """``ShareGroupStateMessageParser.parse``. 4.0's Scala tool reads values in 4.0's preview layouts, labels the
+    value ``{"type":"<version>",...}`` as it does the key and names the share group state decoder when a key is
+    missing; 4.1+'s Java tool (``CoordinatorRecordMessageParser``) reads the 4.1+ layouts and labels the value
+    ``{"version":"<version>",...}`` as the offsets decoder does."""
     value_label = "version" if java_tool else "type"
     missing = "the specified decoder" if java_tool else "share group state topic decoder"
 
@@ -188,17 +189,19 @@ def _share_parser(java_tool: bool) -> Parser:
         rtype = version_prefix(record.key)
         if rtype is not None and rtype not in sgs.RECORD_TYPES:
             return f"Unknown record type {rtype} at offset {record.offset}, skipping.", None
-        decoded = sgs.decode(record.key, record.value)
-        if decoded.defects:
-            return f"Error at offset {record.offset}, skipping. {decoded.defects[0]}", None
-        key = decoded.key
-        key_text = jackson({"type": str(key["version"]), "data": key["data"]})
-        if decoded.value is None or record.value is None:
-            return key_text, "<DELETE>"
-        version = decoded.value["version"]
-        message = sgs.RECORD_TYPES[key["version"]][2]
-        # The converter writes a tagged field only when it differs from its default: read the value as it does.
-        data = read_message(message, record.value, version, 2)[0]
+        try:
+            _, key = sgs.decode_key(record.key)
+            key_text = jackson({"type": str(key["version"]), "data": key["data"]})
+            if record.value is None:
+                return key_text, "<DELETE>"
+            message = sgs.RECORD_TYPES[key["version"]][2] if java_tool else sgs.PREVIEW_VALUES[key["version"]]
+            version = version_prefix(record.value)
+            if version is None:
+                raise DecodeError("value.version", "Could not read version from value's buffer.", 0)
+            # The converter writes a tagged field only when it differs from its default: read the value as it does.
+            data = read_message(message, record.value, version, 2)[0]
+        except DecodeError as err:
+            return f"Error at offset {record.offset}, skipping. {err.reason}", None
         return key_text, jackson({value_label: str(version), "data": data})
 
     return parse
