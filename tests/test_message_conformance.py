@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from kafkatool.schema.kafka_message import FIXED, ZERO_UUID_TEXT, Field, Message, read_message
-from kafkatool.schema.messages import KEY, MESSAGES, Declared, declared
+from kafkatool.schema.messages import KEY, MESSAGES, RELEASE_LAYOUTS, Declared, declared
 from tests.kafka.versions import VERSIONS
 from tests.kafka_definitions import PRIMITIVES, Definition, definitions, missing_jars
 
@@ -304,11 +304,15 @@ def _zero_value(fields: tuple[Field, ...], version: int, flexible: bool) -> byte
     return bytes(out)
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGES))
+READABLE = {**{name: d.message for name, d in MESSAGES.items()},
+            **{f"{name} ({line})": m for (line, name), m in RELEASE_LAYOUTS.items()}}
+
+
+@pytest.mark.parametrize("name", sorted(READABLE))
 def test_every_declaration_is_readable(name: str) -> None:
-    """Each declared message reads, at every version it declares, with ``read_message``: the zero value of every
-    field type it uses is consumed exactly."""
-    message = MESSAGES[name].message
+    """Each declared message (and earlier release layout) reads, at every version it declares, with
+    ``read_message``: the zero value of every field type it uses is consumed exactly."""
+    message = READABLE[name]
     low, high = _range(message.valid)
     for version in range(low, min(high, low + 16) + 1):
         data = _zero_value(message.fields, version, message.is_flexible(version))
