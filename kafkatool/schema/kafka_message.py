@@ -12,7 +12,9 @@ camelCase names, a tagged field only when it differs from its default, a ``Uuid`
 bytes as padded base64.
 
 Users: KRaft metadata records and raft control messages (:mod:`metadata_records`, :mod:`control`), the
-group and transaction coordinators' records (:mod:`group_coordinator`, :mod:`transaction_log`). The
+group, transaction and share coordinators' records (:mod:`group_coordinator`, :mod:`transaction_log`,
+:mod:`share_group_state`), tiered storage's (:mod:`remote_log_metadata`); :mod:`messages` lists every declaration
+by Kafka's name. The
 primitive layouts are construct declarations; the message walk is a small interpreter over :class:`Field`
 tuples so one declaration per message serves both parsing and the JSON form.
 """

@@ -31,9 +31,8 @@ QUORUM_STATE_DATA = Message("QuorumStateData", "0-1", fields=(
     Field("CurrentVoters", "[]Voter", "0", nullable="0", fields=(Field("VoterId", "int32", "0"),)),
 ))
 """``QuorumStateData``'s declaration (the file holds its JSON converter form, not its binary one)."""
-FIELDS: dict[int, tuple[str, ...]] = {
-    v: tuple(f.json_name for f in QUORUM_STATE_DATA.fields if f.present(v)) for v in range(LOWEST_VERSION,
-                                                                                          HIGHEST_VERSION + 1)}
+FIELDS: dict[int, tuple[str, ...]] = {v: tuple(f.json_name for f in QUORUM_STATE_DATA.fields if f.present(v))
+                                       for v in range(LOWEST_VERSION, HIGHEST_VERSION + 1)}
 """The mandatory JSON fields of each ``QuorumStateData`` version."""
 
 
