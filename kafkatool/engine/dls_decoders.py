@@ -313,13 +313,28 @@ def parser_names(layout: KafkaLayout) -> list[str]:
     return sorted(set(PARSERS) - MISSING.get(layout.name, frozenset()))
 
 
+def _java_missing_key(parser: Parser) -> Parser:
+    """4.1+'s ``CoordinatorRecordMessageParser`` (offsets and transaction log decoders): a record without a key
+    stops the dump naming "the specified decoder"."""
+
+    def parse(record: Record) -> tuple[str | None, str | None]:
+        if record.key is None:
+            raise DlsError(f"Failed to decode message at offset {record.offset} using the specified decoder "
+                           "(message had a missing key)")
+        return parser(record)
+
+    return parse
+
+
 def parser_for(name: str, layout: KafkaLayout) -> Parser | None:
     """The record parser of ``--decoder name`` as the release line ``layout`` prints it; ``None`` when that
     line's DumpLogSegments has no such decoder."""
     if name in MISSING.get(layout.name, ()):
         return None
     if name == "transaction-log" and layout.transaction_log_json:
-        return transaction_log_json_parser
+        return _java_missing_key(transaction_log_json_parser)
+    if name == "group-coordinator" and layout.leader_change_json:  # 4.1+: the Java tool
+        return _java_missing_key(offsets_parser)
     if name == "share-group-state" and not layout.leader_change_json:  # 4.0: the Scala tool
         return _share_parser(java_tool=False)
     if name == "remote-log-metadata" and layout.name == "3.9":
