@@ -7,31 +7,58 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kafkatool.analysis.metadata import load as load_metadata
 from kafkatool.analysis.producers import entry_document
 from kafkatool.engine.producer_state import Anomaly
 from kafkatool.engine.replay import ReplayError, ReplayResult, replay
 from kafkatool.engine.swaps import log_after_swaps
-from kafkatool.errors import UsageError
+from kafkatool.errors import KafkatoolError, UsageError
 from kafkatool.model import PartitionData
 from kafkatool.reading.logdir import partition_with_high_watermark
+from kafkatool.reading.metadata_log import find_metadata_partition, read_metadata_files
 from kafkatool.reading.restart_inputs import read_swap_segments
+from kafkatool.storage.transaction_version import FEATURE_NAME, Decision, decide, from_kafka_version
 
 #: Kafka's ``transaction.max.timeout.ms`` default: an open transaction older than this is hanging.
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
 
 
+def check_kafka_version(value: str | None) -> str | None:
+    """``--kafka-version``: a release number (``UsageError`` otherwise)."""
+    if value is not None:
+        try:
+            from_kafka_version(value)
+        except ValueError as err:
+            raise UsageError(f"--kafka-version: {err}") from None
+    return value
+
+
+def cluster_transaction_version(log_dir: Path) -> Decision | None:
+    """The ``transaction.version`` feature level of the cluster, from the ``__cluster_metadata-0`` partition of
+    ``log_dir`` (loaded and replayed as ``kafkatool metadata`` does); ``None`` without a readable one."""
+    try:
+        directory = find_metadata_partition(log_dir)
+        _, image = load_metadata(read_metadata_files(directory))
+    except (KafkatoolError, OSError, ValueError, KeyError):
+        return None
+    return decide(feature_level=image.features.get(FEATURE_NAME), metadata_log=True)
+
+
 def replay_partition_dir(path: Path, *, from_snapshot: str | int | None, until: int | None,
-                         read_past_damage: bool, phase: Callable[[str], None] = lambda s: None) \
-        -> tuple[PartitionData, int | None, ReplayResult]:
+                         read_past_damage: bool, phase: Callable[[str], None] = lambda s: None,
+                         kafka_version: str | None = None) -> tuple[PartitionData, int | None, ReplayResult]:
     """Read a partition directory (and its high-watermark checkpoint entry) and replay the log Kafka will load:
     an interrupted cleaner swap is completed first, and noted as the first anomaly (``phase``: called when the
-    reading is done and the replay starts)."""
+    reading is done and the replay starts). The transaction version comes from the log dir's metadata log when
+    it has one, else from the batches, else ``kafka_version``."""
     part, hw = partition_with_high_watermark(path)
     # An interrupted cleaner swap: replay the log Kafka will load (the swap in place of what it replaces).
     part, swap = log_after_swaps(part, read_swap_segments(path, part.directory))
+    cluster = cluster_transaction_version(path.resolve().parent)
     phase(f"replaying {path.name}")
     try:
-        result = replay(part, from_snapshot=from_snapshot, until=until, read_past_damage=read_past_damage)
+        result = replay(part, from_snapshot=from_snapshot, until=until, read_past_damage=read_past_damage,
+                        cluster=cluster, kafka_version=kafka_version)
     except ReplayError as err:
         raise UsageError(str(err)) from None
     if swap is not None:
@@ -92,4 +119,5 @@ def replay_document(result: ReplayResult, *, directory: str, topic: str, partiti
                          "aborted": sum(1 for t in items if t["state"] == "aborted"),
                          "open": sum(1 for t in items if t["state"] == "open"), "items": items},
         "hanging": hanging, "anomalies": anomalies, "anomalies_unlisted": unlisted, "anomaly_counts": counts,
+        "transaction_version": None if result.transaction_version is None else result.transaction_version.to_json(),
     }

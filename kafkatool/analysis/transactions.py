@@ -4,9 +4,11 @@ find-hanging`` joins them online."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kafkatool.analysis.findings import defect_row, record_problem_row, segment_defect_rows
+from kafkatool.analysis.replay import cluster_transaction_version
 from kafkatool.engine.replay import replay
 from kafkatool.engine.transactions import (
     PartitionReplay,
@@ -23,14 +25,18 @@ from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
 SKIPPED_TOPICS = frozenset({TRANSACTION_TOPIC, CLUSTER_METADATA_TOPIC})
 
 
-def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int, bootstrap: str) -> dict[str, Any]:
-    """Read the log dirs, replay both sides and join them; the ``--format json`` document."""
+def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int, bootstrap: str,
+                          kafka_version: str | None = None) -> dict[str, Any]:
+    """Read the log dirs, replay both sides and join them; the ``--format json`` document. The data partitions
+    follow the transaction version of the log dirs' metadata log, else their batches', else ``kafka_version``."""
+    cluster = next((d for d in (cluster_transaction_version(Path(p)) for p in paths) if d is not None), None)
     parts, dir_defects = read_partitions(paths, frozenset({TRANSACTION_TOPIC}))
     decoder = decoder_named("transaction-log")
     assert decoder is not None
     log_parts = [p.data for p in parts if p.topic == TRANSACTION_TOPIC]
     log = replay_transaction_log(log_parts, decoder.decode)
-    replays = [PartitionReplay(p.topic, p.partition, p.data.directory, replay(p.data), p.high_watermark)
+    replays = [PartitionReplay(p.topic, p.partition, p.data.directory,
+                               replay(p.data, cluster=cluster, kafka_version=kafka_version), p.high_watermark)
                for p in parts if p.topic and p.topic not in SKIPPED_TOPICS]
     newest = [r.result.manager.last_timestamp for r in replays if r.result.manager.last_timestamp >= 0]
     newest += [b.max_timestamp for p in log_parts for s in p.segments for b in s.entries if b.max_timestamp >= 0]
@@ -48,4 +54,6 @@ def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int,
         "open_transactions": found,
         "hanging": [t for t in found if t["hanging"]],
         "defects": defects,
+        "transaction_version": {r.directory: r.result.transaction_version.to_json()
+                                for r in replays if r.result.transaction_version is not None},
     }

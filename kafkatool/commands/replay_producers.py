@@ -7,7 +7,12 @@ from typing import Annotated
 
 import typer
 
-from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, replay_document, replay_partition_dir
+from kafkatool.analysis.replay import (
+    DEFAULT_TXN_TIMEOUT_MS,
+    check_kafka_version,
+    replay_document,
+    replay_partition_dir,
+)
 from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
@@ -54,6 +59,11 @@ def command(
                                            help="With --write-snapshot: the snapshot's offset.")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --write-snapshot: replace an existing OUT_FILE.")]
     = False,
+    kafka_version: Annotated[str | None, typer.Option(
+        "--kafka-version", metavar="VERSION",
+        help="The broker's Kafka release, for the transaction version when neither the log dir's metadata log "
+             "nor the batches tell (3.x: markers at the producer's epoch; 4.x: an epoch bump at each transaction "
+             "end). Default: infer.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
@@ -62,6 +72,7 @@ def command(
     """Replay a partition's idempotent and transactional producer state from its log."""
 
     def body() -> int:
+        check_kafka_version(kafka_version)
         if at is not None and write_snapshot is None:
             raise UsageError("--at goes with --write-snapshot")
         if at is not None and until is not None:
@@ -77,7 +88,8 @@ def command(
         with phase_progress(f"reading {path.name}", enabled=wants_progress(total, quiet=quiet)) as phase:
             part, hw, result = replay_partition_dir(path, from_snapshot=parse_from(from_snapshot),
                                                     until=at if at is not None else until,
-                                                    read_past_damage=read_past_damage, phase=phase)
+                                                    read_past_damage=read_past_damage, phase=phase,
+                                                    kafka_version=kafka_version)
         if until is not None and until <= result.start_offset:
             raise UsageError(f"--until {until}: nothing to replay, the replay starts at offset {result.start_offset}")
         # The log ends at the last batch, or at the newest segment's base offset (an empty active segment).

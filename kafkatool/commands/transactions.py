@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS
+from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, check_kafka_version
 from kafkatool.analysis.transactions import transactions_document
 from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UsageError
@@ -26,6 +26,11 @@ def command(
                                                  "data).")] = None,
     bootstrap_server: Annotated[str, typer.Option(
         "--bootstrap-server", metavar="HOST:PORT", help="Put in the printed abort commands.")] = "localhost:9092",
+    kafka_version: Annotated[str | None, typer.Option(
+        "--kafka-version", metavar="VERSION",
+        help="The brokers' Kafka release, for the transaction version when neither the metadata log nor the "
+             "batches tell (3.x: markers at the producer's epoch; 4.x: an epoch bump at each transaction end). "
+             "Default: infer.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
 ) -> None:
     """Find hanging transactions in broker log dirs: open, older than the timeout, and no coordinator to end them."""
@@ -34,7 +39,7 @@ def command(
         if now is not None and now < 0:
             raise UsageError("--now takes epoch milliseconds")
         doc = transactions_document(list(log_dirs), now=now, timeout_ms=transaction_timeout_ms,
-                                    bootstrap=bootstrap_server)
+                                    bootstrap=bootstrap_server, kafka_version=check_kafka_version(kafka_version))
         render_transactions(doc, fmt.value)
         return int(ExitCode.DEFECTS if doc["hanging"] or doc["defects"] else ExitCode.CLEAN)
 

@@ -8,6 +8,12 @@ duplicates, transactional state, coordinator fencing) and reports what fails as 
 producer would have been told, or what must have gone wrong for the log to look like this. Which verdict gets
 which code, the leniencies of a forensic replay (a batch without a sequence, a producer whose last sequence
 the log no longer holds) and the wording are kafkatool's; the rules are storage's.
+
+The transaction version (:mod:`kafkatool.storage.transaction_version`) is per transaction: a marker follows
+TV_2's rule (Kafka 4.1+'s ``checkProducerEpoch`` with the marker's version: it must bump the epoch) when the
+cluster allows TV_2 and the producer is seen ending its transactions with an epoch bump (this marker or an
+earlier one); any other marker keeps the TV_0/1 rules, so a 3.x log is checked exactly as before. The batches'
+evidence is gathered on the way (``evidence``) for :func:`~kafkatool.storage.transaction_version.decide`.
 Pure and deterministic: batches in, state and anomalies out.
 """
 
@@ -20,11 +26,13 @@ from kafkatool.storage.producer_state import (
     AppendCheck,
     ProducerStateEntry,
     check_coordinator_epoch,
+    check_marker_epoch,
     check_producer_epoch,
     check_sequence,
     check_transactional,
 )
 from kafkatool.storage.producer_state import ProducerStateManager as StorageProducerStateManager
+from kafkatool.storage.transaction_version import EpochBumpEvidence, TransactionVersion
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +58,17 @@ class CheckedProducerState(StorageProducerStateManager):
 
     ``anomalies`` holds the first :data:`LISTED_PER_CODE` of each code, ``unlisted`` counts the rest.
     ``client_checks=False`` (coordinator-written topics, appended with origin COORDINATOR, whose sequences
-    Kafka never checks) skips the sequence and duplicate checks.
+    Kafka never checks) skips the sequence and duplicate checks. ``transaction_version`` is the cluster's when
+    known (the metadata log, ``--kafka-version``): below TV_2 no marker follows TV_2's rule; ``None`` lets the
+    batches decide per producer.
     """
 
-    def __init__(self, start_offset: int = 0, *, client_checks: bool = True, keep_committed: bool = True) -> None:
+    def __init__(self, start_offset: int = 0, *, client_checks: bool = True, keep_committed: bool = True,
+                 transaction_version: TransactionVersion | None = None) -> None:
         super().__init__(start_offset, keep_committed=keep_committed)
         self.client_checks = client_checks
+        self.transaction_version = transaction_version
+        self.evidence = EpochBumpEvidence()
         self.anomalies: list[Anomaly] = []
         self.unlisted: dict[str, int] = {}  # code -> anomalies past LISTED_PER_CODE, counted only
         self.unlisted_severity: dict[str, str] = {}
@@ -65,10 +78,21 @@ class CheckedProducerState(StorageProducerStateManager):
         """Check one magic 2 batch against the state before it, then apply it."""
         if batch.producer_id >= 0:
             if batch.is_control:
-                self._check_marker(batch)
+                if self._check_marker(batch):
+                    self.evidence.marker(batch.producer_id, batch.producer_epoch)
             else:
                 self._check_data(batch)
+                self.evidence.data(batch.producer_id, batch.producer_epoch, batch.is_transactional)
         super().append(batch)
+
+    def marker_version(self, producer_id: int, epoch: int) -> TransactionVersion:
+        """The transaction version a marker of ``producer_id`` at ``epoch`` (not yet applied) was written
+        under: TV_2 when the cluster allows it and the producer bumps its epoch at this or an earlier
+        transaction end, else TV_0 (the TV_0/1 rules)."""
+        allowed = self.transaction_version is None or self.transaction_version.supports_epoch_bump
+        if allowed and (producer_id in self.evidence.bumped or self.evidence.bumps_at_marker(producer_id, epoch)):
+            return TransactionVersion.TV_2
+        return TransactionVersion.TV_0
 
     def _anomaly(self, code: str, batch: RecordBatch, message: str, severity: str = "warning") -> None:
         listed = self._listed.get(code, 0)
@@ -127,17 +151,24 @@ class CheckedProducerState(StorageProducerStateManager):
             self._anomaly("sequence-overlap", batch, f"producer {pid} epoch {epoch}: sequence {first_seq} does not "
                           f"follow {last} (overlap): duplicates written, or OutOfOrderSequence for a client")
 
-    def _check_marker(self, batch: RecordBatch) -> None:
+    def _check_marker(self, batch: RecordBatch) -> bool:
+        """A marker's checks; ``False`` when the batch is no transaction marker."""
         pid = batch.producer_id
         control = batch.records[0].control if batch.records else None
         if control is None or control.coordinator_epoch is None:
-            return  # not a transaction marker (or no records): no producer state change
+            return False  # not a transaction marker (or no records): no producer state change
         known = self.producers.get(pid)
         entry = known if known is not None else ProducerStateEntry(pid)
         epoch = batch.producer_epoch
+        version = self.marker_version(pid, epoch)
         if known is not None and check_producer_epoch(entry, epoch):
             self._anomaly("marker-stale-epoch", batch, f"{control.type_name} marker for producer {pid} with epoch "
                           f"{epoch} after epoch {entry.producer_epoch}", "warning")
+        elif known is not None and check_marker_epoch(entry, epoch, version):
+            self._anomaly("marker-epoch-not-bumped", batch, f"{control.type_name} marker for producer {pid} at its "
+                          f"transaction's epoch {epoch}, though the producer ends its transactions with an epoch "
+                          "bump (transaction version 2): Kafka 4.1+ refuses this marker (InvalidProducerEpoch)",
+                          "warning")
         if check_coordinator_epoch(entry, control.coordinator_epoch):
             self._anomaly("coordinator-epoch-regression", batch, f"{control.type_name} marker for producer {pid} "
                           f"carries coordinator epoch {control.coordinator_epoch} after {entry.coordinator_epoch}: "
@@ -145,6 +176,7 @@ class CheckedProducerState(StorageProducerStateManager):
         if entry.current_txn_first_offset is None:
             self._anomaly("marker-without-transaction", batch, f"{control.type_name} marker for producer {pid} at "
                           f"{batch.base_offset} with no open transaction (a retried or late marker)", "info")
+        return True
 
 
 __all__ = ["LISTED_PER_CODE", "Anomaly", "CheckedProducerState"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kafkatool.engine.producer_state import Anomaly, CheckedProducerState
 from kafkatool.model import PartitionData, ProducerSnapshotEntry, RecordBatch, SnapshotData
 from kafkatool.storage.producer_state import Transaction
+from kafkatool.storage.transaction_version import Decision, decide
 
 COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 SNAPSHOT_FIELDS = ("producer_epoch", "last_sequence", "last_offset", "offset_delta", "timestamp",
@@ -29,6 +30,7 @@ class ReplayResult:
     end_offset: int
     snapshots_compared: int = 0
     anomalies: list[Anomaly] = field(default_factory=list)
+    transaction_version: Decision | None = None
 
     @property
     def transactions(self) -> list[Transaction]:
@@ -113,14 +115,17 @@ def _check_txn_indexes(part: PartitionData, manager: CheckedProducerState, start
 
 
 def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until: int | None = None,
-           compare_snapshots: bool = True, read_past_damage: bool = False) -> ReplayResult:
+           compare_snapshots: bool = True, read_past_damage: bool = False, cluster: Decision | None = None,
+           kafka_version: str | None = None) -> ReplayResult:
     """Replay ``part``'s producer state; see the module notes. The replay stops at the first batch that fails
     its CRC or follows unreadable bytes, where Kafka's recovery (``LogSegment.recover``) truncates the log;
-    ``read_past_damage`` reads on (and says so)."""
+    ``read_past_damage`` reads on (and says so). ``cluster`` is the transaction version read from the metadata
+    log, if any; else the batches decide, else ``kafka_version`` (``transaction_version`` of the result)."""
     start_snap = _start(part, from_snapshot)
     start = start_snap.offset if start_snap else (part.segments[0].base_offset if part.segments else 0)
     topic = part.topic_partition.topic if part.topic_partition else ""
-    manager = CheckedProducerState(start, client_checks=topic not in COORDINATOR_TOPICS)
+    manager = CheckedProducerState(start, client_checks=topic not in COORDINATOR_TOPICS,
+                                   transaction_version=cluster.version if cluster is not None else None)
     if start_snap is not None and start_snap.snapshot is not None:
         manager.load_snapshot(start_snap.snapshot.entries, start_snap.offset)
     result = ReplayResult(manager, start, start_snap.file if start_snap else None, start)
@@ -166,6 +171,8 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
         if stop:
             break
     result.end_offset = manager.map_end_offset
+    result.transaction_version = cluster if cluster is not None else decide(evidence=manager.evidence,
+                                                                             kafka_version=kafka_version)
     compare_upto(result.end_offset)
     if until is None:
         for snap in pending:

@@ -12,6 +12,11 @@ has no transactional id, when that id is no longer known, or when the coordinato
 the partition. Offline one more case shows: the coordinator's own record is still ``Ongoing`` with the partition
 long past the transaction's timeout — a live coordinator would have aborted it (``abortTimedOutTransactions``),
 so the record is all that is left of a transaction nobody will end.
+
+With transaction version 2 (KIP-890, ``TransactionMetadata.prepareAbortOrCommit``) the coordinator bumps the
+epoch as it prepares the transaction's end: its PrepareCommit/PrepareAbort record carries the partition's
+epoch + 1 (and ``ClientTransactionVersion`` 2). Such a record is the coordinator completing this very
+transaction, not another epoch; with TV_0/1 (every 3.x record) the epochs must match as before.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from kafkatool.engine.replay import ReplayResult
 from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.schema.topic_records import DecodeFn
 from kafkatool.storage.producer_state import NO_COORDINATOR_EPOCH
+from kafkatool.storage.transaction_version import TransactionVersion
 
 
 @dataclass
@@ -40,6 +46,7 @@ class TransactionMetadata:
     offset: int
     coordinator_partition: str
     deleted: bool = False
+    client_transaction_version: int = 0
 
 
 @dataclass
@@ -79,7 +86,7 @@ def replay_transaction_log(parts: list[PartitionData], decode: DecodeFn) -> TxnL
                         d.value["state"] or str(v["transactionStatus"]),
                         parts_of if d.value["state"] != "Empty" else [],
                         v["transactionStartTimestampMs"], v["transactionLastUpdateTimestampMs"], r.offset,
-                        part.directory)
+                        part.directory, client_transaction_version=v.get("clientTransactionVersion") or 0)
     return log
 
 
@@ -100,6 +107,12 @@ def abort_command(topic: str, partition: int, start_offset: int, bootstrap: str)
             f"--start-offset {start_offset}")
 
 
+def _bumped_end(txn: TransactionMetadata, epoch: int) -> bool:
+    """A TV_2 coordinator preparing this transaction's end: its record is at the partition's epoch + 1."""
+    return (TransactionVersion(min(max(txn.client_transaction_version, 0), 2)).supports_epoch_bump
+            and txn.state in ("PrepareCommit", "PrepareAbort") and txn.producer_epoch == epoch + 1)
+
+
 def _verdict(txn: TransactionMetadata | None, topic: str, partition: int, epoch: int, now: int,
              have_log: bool) -> tuple[str | None, str]:
     """Why an old open transaction hangs (``None``: the coordinator still owns it), and a sentence."""
@@ -114,7 +127,7 @@ def _verdict(txn: TransactionMetadata | None, topic: str, partition: int, epoch:
         return "partition-not-in-transaction", (
             f"coordinator state of {txn.transactional_id!r} is {txn.state} (epoch {txn.producer_epoch}) with "
             f"partitions [{', '.join(f'{t}-{p}' for t, p in txn.partitions)}]: it will never write a marker here")
-    if txn.producer_epoch != epoch:
+    if txn.producer_epoch != epoch and not _bumped_end(txn, epoch):
         return "epoch-mismatch", (f"coordinator has epoch {txn.producer_epoch} for {txn.transactional_id!r}, the "
                                   f"open transaction is epoch {epoch}")
     if txn.state == "Ongoing" and txn.start_timestamp + txn.timeout_ms < now:  # timedOutTransactions
@@ -163,6 +176,7 @@ def find_transactions(log: TxnLog, replays: list[PartitionReplay], *, now: int, 
                 "coordinator_state": None if txn is None else ("deleted" if txn.deleted else txn.state),
                 "coordinator_partitions": None if txn is None else [f"{t}-{p}" for t, p in txn.partitions],
                 "coordinator_timeout_ms": None if txn is None else txn.timeout_ms,
+                "coordinator_transaction_version": None if txn is None else txn.client_transaction_version,
                 "hanging": hanging, "reason_code": code if hanging else None,
                 "reason": why,
                 "blocked_last_stable_offset": start, "last_stable_offset": lso, "high_watermark": hw,

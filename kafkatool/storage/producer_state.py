@@ -10,7 +10,8 @@ Models storage's ``org.apache.kafka.storage.internals.log`` classes:
   ``from_snapshot`` (``ProducerStateManager.writeSnapshot`` / ``readSnapshot``).
 - the checks of ``ProducerAppendInfo`` for an append of client origin, as verdicts (:class:`AppendCheck`,
   ``None`` when Kafka accepts): :func:`check_producer_epoch` (``checkProducerEpoch``), :func:`check_sequence`
-  (``checkSequence``, with :func:`~kafkatool.storage.sequence.in_sequence`), :func:`check_transactional` (the
+  (``checkSequence``, with :func:`~kafkatool.storage.sequence.in_sequence`), :func:`check_marker_epoch`
+  (``checkProducerEpoch`` for a marker, by transaction version, Kafka 4.1+), :func:`check_transactional` (the
   ``InvalidTxnStateException`` of ``appendDataBatch``), :func:`check_coordinator_epoch`
   (``checkCoordinatorEpoch`` of ``appendEndTxnMarker``), and :func:`check_data_append` (all of a data batch's, in
   Kafka's order). Callers decide what a verdict means: the fixture writer refuses the append (client origin),
@@ -198,6 +199,24 @@ _EXCEPTIONS = {
 def check_producer_epoch(entry: ProducerStateEntry, epoch: int) -> AppendCheck | None:
     """``checkProducerEpoch``: an epoch below the producer's is fenced."""
     return AppendCheck.FENCED_EPOCH if epoch < entry.producer_epoch else None
+
+
+MAX_PRODUCER_EPOCH = 32767
+"""``Short.MAX_VALUE``: the last epoch of a producer id."""
+
+
+def check_marker_epoch(entry: ProducerStateEntry, epoch: int, transaction_version: int = 0) -> AppendCheck | None:
+    """``checkProducerEpoch`` for a marker as Kafka 4.1+ runs it with the marker's transaction version: below
+    TV_2 an epoch below the producer's is fenced (:func:`check_producer_epoch`); with TV_2 the marker must bump
+    the epoch (an epoch at or below the producer's is fenced), except an idempotent retry of a marker at the
+    producer's epoch when no transaction is open (or the epoch is ``Short.MAX_VALUE``)."""
+    if transaction_version < 2:
+        return check_producer_epoch(entry, epoch)
+    if epoch > entry.producer_epoch:
+        return None
+    if epoch == entry.producer_epoch and (entry.current_txn_first_offset is None or epoch == MAX_PRODUCER_EPOCH):
+        return None
+    return AppendCheck.FENCED_EPOCH
 
 
 def check_sequence(entry: ProducerStateEntry, epoch: int, first_seq: int) -> AppendCheck | None:
