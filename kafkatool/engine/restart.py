@@ -14,6 +14,7 @@ files in, a result out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,6 +41,7 @@ from kafkatool.schema.filenames import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from kafkatool.storage.producer_state import ProducerStateEntry
+from kafkatool.storage.tiered import RemoteLog, local_start_view
 
 __all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "DEFAULT_PRODUCER_ID_EXPIRATION_MS", "METADATA_PARTITION",
            "Loss", "PartitionRestart", "RestartOptions", "RestartResult", "SegmentAfter", "Step",
@@ -97,6 +99,9 @@ class PartitionRestart:
     outcome: Literal["loaded", "failed", "skipped"] = "loaded"
     error: str | None = None
     log_start_offset: int | None = None
+    local_log_start_offset: int | None = None  # UnifiedLog.localLogStartOffset (the first local offset)
+    remote_offsets: tuple[int, int] | None = None  # [from, to): below the local log, in remote storage (KIP-405)
+    remote_uncovered: list[tuple[int, int]] = field(default_factory=list)  # parts no finished remote segment holds
     log_end_offset: int | None = None
     recovery_point: int | None = None
     high_watermark: int | None = None
@@ -181,27 +186,37 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
 
 
 def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, SegmentData], clean: bool,
-                       options: RestartOptions, now: int) -> PartitionRestart:
-    """Load one partition as ``UnifiedLog.apply`` and ``Partition`` do."""
+                       options: RestartOptions, now: int, remote: RemoteLog | None = None,
+                       remote_enabled: bool | None = None) -> PartitionRestart:
+    """Load one partition as ``UnifiedLog.apply`` and ``Partition`` do. ``remote``: what
+    ``__remote_log_metadata`` says of the partition; ``remote_enabled``: the topic's ``remote.storage.enable``
+    where known (unknown: enabled when ``remote`` has segments), as ``LogLoader``'s ``isRemoteLogEnabled``."""
     tp = part.topic_partition
     res = PartitionRestart(part.directory, tp.topic if tp else part.directory, tp.partition if tp else None, clean)
     metadata = tp is not None and tp.topic == METADATA_PARTITION
     if metadata:
         # KafkaMetadataLog.apply: log start 0, recovery point 0, never a clean shutdown.
         clean, log_start_cp, recovery_cp, hw_cp = False, 0, 0, None
+        log_start_entry: int | None = None
         res.clean_shutdown = False
         res.steps.append(Step("metadata-log", "the KRaft metadata log is loaded by KafkaMetadataLog: every segment "
                                               "is recovered on every start"))
     else:
-        log_start_cp = _checkpoint(data, LOG_START_OFFSET_CHECKPOINT, part) or 0
+        log_start_entry = _checkpoint(data, LOG_START_OFFSET_CHECKPOINT, part)
+        log_start_cp = log_start_entry or 0
         recovery_cp = _checkpoint(data, RECOVERY_POINT_CHECKPOINT, part) or 0
         hw_cp = _checkpoint(data, REPLICATION_OFFSET_CHECKPOINT, part)
         if options.recovery_point is not None:
             recovery_cp = options.recovery_point
     res.inputs = {"recovery_point_checkpoint": recovery_cp, "log_start_offset_checkpoint": log_start_cp,
                   "high_watermark_checkpoint": hw_cp, "clean_shutdown": clean}
+    tiered = not metadata and (remote_enabled if remote_enabled is not None
+                               else remote is not None and bool(remote.segments))
+    if tiered and log_start_entry is None and remote is not None and remote.log_start_offset is not None:
+        log_start_cp = remote.log_start_offset  # no checkpoint entry yet: the remote log start is the start
     loader = LogLoader(part, swaps, res.steps, clean, log_start_cp, recovery_cp, now,
                        options.producer_id_expiration_ms, options.index_interval_bytes)
+    loader.remote_enabled = tiered  # type: ignore[attr-defined]  # LogLoader's isRemoteLogEnabled
     try:
         new_log_start, recovery_point, next_offset = loader.load()
     except InvalidOffset as err:
@@ -227,6 +242,8 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     psm = loader.final_psm
     assert psm is not None  # set by a load that returned
     log_start = new_log_start
+    if tiered:
+        log_start = _tiered_start(res, log_start_cp, loader.segments[0].base, remote)
     res.log_start_offset = log_start
     res.log_end_offset = next_offset
     res.recovery_point = max(recovery_point, log_start)
@@ -251,9 +268,29 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     return res
 
 
+def _tiered_start(res: PartitionRestart, log_start_cp: int, first_base: int, remote: RemoteLog | None) -> int:
+    """The log start offset with remote storage enabled (``LogLoader.load`` keeps the checkpoint's, not raised
+    to the first local segment), the local log start offset, and the offsets in between, said as a step."""
+    view = local_start_view(log_start_cp, first_base, remote, True)
+    res.local_log_start_offset = view.local_log_start_offset
+    if view.remote is not None:
+        res.remote_offsets = view.remote
+        res.remote_uncovered = list(view.uncovered)
+        lo, hi = view.remote
+        held = (f"{len(view.covered_by)} finished remote segment(s) of __remote_log_metadata hold them"
+                if view.evidence == "remote-log-metadata" else "the topic has remote.storage.enable")
+        gaps = "".join(f"; offsets {a}..{b - 1} are in no finished remote segment" for a, b in view.uncovered)
+        res.steps.append(Step("remote-log-start", f"remote storage enabled: the log start offset stays {lo} (the "
+                              f"checkpoint's), the local log starts at {hi}; offsets {lo}..{hi - 1} are remote, "
+                              f"not lost ({held}){gaps}", offset=lo))
+    return view.log_start_offset
+
+
 def simulate_restart(data: LogDirData, swaps: dict[str, dict[int, SegmentData]], options: RestartOptions,
-                     partition: str | None = None) -> RestartResult:
-    """Every partition of ``data`` (or only ``partition``), loaded as the broker would at start-up."""
+                     partition: str | None = None,
+                     remote: Mapping[tuple[str, int], RemoteLog] | None = None) -> RestartResult:
+    """Every partition of ``data`` (or only ``partition``), loaded as the broker would at start-up; ``remote``:
+    each (topic, partition)'s remote log from ``__remote_log_metadata`` (``reading.tiered``)."""
     marker = data.clean_shutdown is not None
     clean = marker if options.assume is None else options.assume == "clean"
     now = options.now if options.now is not None else _latest_timestamp(data)
@@ -263,7 +300,9 @@ def simulate_restart(data: LogDirData, swaps: dict[str, dict[int, SegmentData]],
             continue
         if part.topic_partition is None or part.state not in ("", "live"):
             continue
-        result.partitions.append(simulate_partition(data, part, swaps.get(part.directory, {}), clean, options, now))
+        tp = part.topic_partition
+        result.partitions.append(simulate_partition(data, part, swaps.get(part.directory, {}), clean, options, now,
+                                                    (remote or {}).get((tp.topic, tp.partition))))
     return result
 
 

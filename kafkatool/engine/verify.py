@@ -3,7 +3,8 @@
 Pure functions over model objects. They cover what Kafka's DumpLogSegments checks (batch CRCs,
 non-consecutive offsets, index entries against the log, time index order) and what Kafka's own
 ``OffsetIndex.sanityCheck`` / ``TimeIndex.sanityCheck`` decide at broker start-up, reported as
-defects instead of exceptions.
+defects instead of exceptions. :func:`tiered_findings` says which offsets below the local log are remote
+(``UnifiedLog``'s local log start offset, KIP-405), with the rule in :mod:`kafkatool.storage.tiered`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kafkatool.model import (
     RecordBatch,
     TimeIndexEntry,
 )
+from kafkatool.storage.tiered import RemoteLog, local_start_view
 
 
 @dataclass
@@ -163,4 +165,39 @@ def check_time_index(file: str, entries: Sequence[TimeIndexEntry], base_offset: 
         elif batch.max_timestamp != ent.timestamp:
             out.append(Defect("time-index-timestamp", file, where, "timestamp",
                               f"index timestamp {ent.timestamp}, batch max timestamp {batch.max_timestamp}"))
+    return out
+
+
+def tiered_findings(found: list[Defect], directory: str, log_start_checkpoint: int | None, first_local_base: int,
+                    remote: RemoteLog | None, remote_enabled: bool | None = None,
+                    checkpoint_file: str = "log-start-offset-checkpoint") -> list[Defect]:
+    """``found`` (a partition's ``check`` findings) with the local log start understood as tiered storage has it
+    (``UnifiedLog.localLogStartOffset``, ``LogLoader.load`` keeping the checkpointed log start when remote storage
+    is enabled): the offsets below the first local segment are said to be remote, never a gap, and the
+    ``log-start-below-segments`` note (which says Kafka raises the start) is replaced. Offsets there that no
+    ``COPY_SEGMENT_FINISHED`` remote segment holds are a warning. Without tiered evidence ``found`` is returned
+    unchanged."""
+    view = local_start_view(log_start_checkpoint, first_local_base, remote, remote_enabled)
+    if view.remote is None and (remote is None or not remote.problems):
+        return found
+    out = [d for d in found if view.remote is None or d.code != "log-start-below-segments"]
+    if view.remote is not None:
+        lo, hi = view.remote
+        held = view.covered_by
+        source = (f"{len(held)} remote segment(s) COPY_SEGMENT_FINISHED in __remote_log_metadata"
+                  if view.evidence == "remote-log-metadata" else "remote.storage.enable in the topic's config")
+        out.append(Defect("remote-log-range", checkpoint_file, None, directory,
+                          f"{directory}: offsets {lo}..{hi - 1} are in remote storage ({source}); the local log "
+                          f"starts at {view.local_log_start_offset} (local log start offset) and the log start "
+                          f"offset stays {view.log_start_offset}: not a gap, nothing lost", "info"))
+        for a, b in view.uncovered:
+            out.append(Defect("remote-log-uncovered", checkpoint_file, None, directory,
+                              f"{directory}: offsets {a}..{b - 1} are below the local log start "
+                              f"{view.local_log_start_offset} and no finished remote segment holds them: a fetch "
+                              "there finds no data (remote copy incomplete, or metadata missing from this log dir)",
+                              "warning"))
+    if remote is not None:
+        for problem in remote.problems:
+            out.append(Defect("remote-metadata-refused", "__remote_log_metadata", None, directory,
+                              f"{directory}: {problem}", "info"))
     return out

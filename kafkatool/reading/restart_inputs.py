@@ -16,6 +16,7 @@ from kafkatool.model import LogDirData, SegmentData
 from kafkatool.reading.context import resolve
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.logdir import OFFSET_CHECKPOINTS, _read_segment, read_log_dir
+from kafkatool.reading.tiered import TieredEvidence, read_tiered
 from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index, txn_index
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
@@ -33,11 +34,14 @@ from kafkatool.storage.swaps import is_swap_file
 
 @dataclass
 class RestartInputs:
-    """A log dir as read, plus each partition's ``.swap`` segments (by label, then base offset)."""
+    """A log dir as read, plus each partition's ``.swap`` segments (by label, then base offset) and its tiered
+    storage evidence (``__remote_log_metadata``, the remote index cache; pass ``tiered.remote`` to
+    ``simulate_restart``)."""
 
     log_dir: LogDirData
     swaps: dict[str, dict[int, SegmentData]] = field(default_factory=dict)
     single_partition: bool = False
+    tiered: TieredEvidence = field(default_factory=TieredEvidence)
 
 
 def read_swap_segments(directory: Path, label: str, *,
@@ -116,5 +120,6 @@ def read_restart_inputs(path: str | Path, on_partition: Callable[[int], None] | 
     for part in data.partitions:
         directory = root if single else root / part.directory
         inputs.swaps[part.directory] = read_swap_segments(directory, part.directory, limits=limits)
+    inputs.tiered = read_tiered(root)
     return inputs
 
