@@ -81,8 +81,7 @@ def test_versions_and_feature_levels() -> None:
 def test_decide_order_metadata_then_batches_then_option() -> None:
     bumped = EpochBumpEvidence()
     bumped.data(1, 0, True)
-    bumped.marker(1, 1)
-    bumped.data(1, 1, True)
+    bumped.marker(1, 1, commit=True)
     assert bumped.inferred() is TransactionVersion.TV_2 and bumped.bumped == {1}
     assert decide(metadata_log=True, feature_level=None, evidence=bumped).version is TransactionVersion.TV_0
     assert decide(metadata_log=True, feature_level=2).source == "metadata-log"
@@ -91,13 +90,14 @@ def test_decide_order_metadata_then_batches_then_option() -> None:
     assert decide().source == "default" and decide().version is TransactionVersion.TV_0
     plain = EpochBumpEvidence()
     plain.data(1, 3, True)
-    plain.marker(1, 3)
+    plain.marker(1, 3, commit=True)
     assert plain.inferred() is TransactionVersion.TV_0
-    # A bumped marker whose producer never writes again is no proof (a TV_0/1 timeout abort looks like it).
-    lone = EpochBumpEvidence()
-    lone.data(1, 3, True)
-    lone.marker(1, 4)
-    assert lone.inferred() is None
+    # An abort at epoch + 1 (even followed by data at that epoch) is no proof: TV_0/1 write it too (KIP-360).
+    abort = EpochBumpEvidence()
+    abort.data(1, 3, True)
+    abort.marker(1, 4, commit=False)
+    abort.data(1, 4, True)
+    assert abort.inferred() is None and abort.abort_bumps == 1
 
 
 def test_marker_epoch_check_by_version() -> None:
@@ -140,6 +140,19 @@ def test_tv0_history_keeps_the_old_rules() -> None:
         log.data(9, 3, 0, 1)  # a zombie: fenced as before
         assert log.codes() == ["epoch-regression"], version
         assert log.engine.evidence.inferred() is TransactionVersion.TV_0
+
+
+def test_kip360_epoch_bump_abort_is_no_tv2_evidence() -> None:
+    """The ``txn-clean`` corpus pattern (Kafka 3.x): an abort at epoch + 1 after an abortable error, the producer
+    going on at that epoch, then a commit at the same epoch: no anomaly, TV_0/1 inferred."""
+    log = Log()
+    log.data(5, 0, 0, 3)
+    log.marker(5, 1, commit=False)
+    log.data(5, 1, 0, 2)
+    log.data(5, 1, 2, 2)
+    log.marker(5, 1)
+    assert log.codes() == []
+    assert log.engine.evidence.inferred() is TransactionVersion.TV_0
 
 
 def test_cluster_below_tv2_never_applies_the_tv2_rule() -> None:

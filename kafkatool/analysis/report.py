@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkatool.analysis.findings import broker_identity_findings, log_dir_findings, sort_findings
 from kafkatool.analysis.groups import groups_document
-from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, replay_document
+from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, cluster_transaction_version, replay_document
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.restart import restart_document
 from kafkatool.analysis.transactions import transactions_document
@@ -42,7 +42,7 @@ def transactions_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData
         return None
     paths = [path for path, _ in inputs]
     txn = transactions_document(paths, now=doc["now"], timeout_ms=doc["transaction_timeout_ms"],
-                                bootstrap="localhost:9092")
+                                bootstrap="localhost:9092", kafka_version=doc.get("kafka_version"))
     rows = [[t.get("transactional_id"), t["directory"], t["producer_id"], t["producer_epoch"], t["start_offset"],
              t.get("coordinator_state"), "yes" if t["hanging"] else "no", t["last_stable_offset"], t["reason"],
              t["abort_command"] if t["hanging"] else ""] for t in txn["open_transactions"]]
@@ -161,9 +161,10 @@ def _label(path: str, data: LogDirData) -> str:
 
 
 def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_ms: int,
-                 advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+                 advance: Callable[[int], None] = lambda n: None, kafka_version: str | None = None) -> dict[str, Any]:
     """One input path: check findings, the simulated restart and a producer replay of each partition
-    (``advance(n)``: the segment bytes of each partition analysed)."""
+    (``advance(n)``: the segment bytes of each partition analysed), following the transaction version of the
+    path's metadata log, else the batches', else ``kafka_version``."""
     data = inputs.log_dir
     checked = data if not inputs.single_partition else read_log_dir(path)
     findings = log_dir_findings(checked, log_dir=path, swaps=inputs.swaps)
@@ -172,6 +173,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     restart_doc = restart_document(result)
     by_dir = {p["directory"]: p for p in restart_doc["partitions"]}
     label = _label(path, data)
+    cluster = None if inputs.single_partition else cluster_transaction_version(Path(path))
     now_arg = f" --now {now}" if now is not None else ""
     partitions = []
     for part in data.partitions:
@@ -179,7 +181,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
         if r is None:
             continue
         part_path = path if inputs.single_partition else str(Path(path) / part.directory)
-        rep = replay(part)
+        rep = replay(part, cluster=cluster, kafka_version=kafka_version)
         advance(sum(s.log_size for s in part.segments))
         tp = part.topic_partition
         rdoc = replay_document(rep, directory=part.directory, topic=tp.topic if tp else part.directory,
@@ -254,11 +256,12 @@ def replica_set(partition: str, brokers: dict[int, str], paths: list[dict[str, A
 
 
 def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: int | None, isr: list[int] | None,
-                 leader_epoch: int | None, advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+                 leader_epoch: int | None, advance: Callable[[int], None] = lambda n: None,
+                 kafka_version: str | None = None) -> dict[str, Any]:
     """The whole report document (see ``render/html_report``); ``advance(n)`` counts segment bytes read, then
-    analysed (twice the segment bytes in all)."""
-    analysed = [analyse_path(p, read_restart_inputs(p, advance), now=now, timeout_ms=timeout_ms, advance=advance)
-                for p in paths]
+    analysed (twice the segment bytes in all); ``kafka_version``: as ``replay-producers --kafka-version``."""
+    analysed = [analyse_path(p, read_restart_inputs(p, advance), now=now, timeout_ms=timeout_ms, advance=advance,
+                             kafka_version=kafka_version) for p in paths]
     findings = [f for a in analysed for f in a["findings"]]
     brokers = broker_groups(analysed)
     for group in brokers.values():
@@ -277,6 +280,7 @@ def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: 
                    for a in analysed],
         "now": now,
         "transaction_timeout_ms": timeout_ms,
+        "kafka_version": kafka_version,
         "findings": findings,
         "check_commands": ["kafkatool check " + " ".join(_q(a["path"]) for a in group) for group in brokers.values()],
         "partitions": [p for a in analysed for p in a["partitions"]],

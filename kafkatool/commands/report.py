@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS
+from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, check_kafka_version
 from kafkatool.analysis.report import build_report
 from kafkatool.commands.common import parse_broker_ids, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError
@@ -44,6 +44,10 @@ def command(
     leader_epoch: Annotated[int | None, typer.Option(
         "--leader-epoch", metavar="N", help="Replica sets: the current leader epoch (default: the leader's latest).")]
     = None,
+    kafka_version: Annotated[str | None, typer.Option(
+        "--kafka-version", metavar="VERSION",
+        help="The brokers' Kafka release, for the transaction version when neither the metadata log nor the "
+             "batches tell (as replay-producers --kafka-version). Default: infer.")] = None,
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="The report's title.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
 ) -> None:
@@ -59,7 +63,8 @@ def command(
         total = 2 * segment_bytes(paths)
         with byte_progress(total, "reading and analysing", enabled=wants_progress(total, quiet=quiet)) as advance:
             doc = build_report(paths, now=now, timeout_ms=transaction_timeout_ms, leader=leader, isr=members,
-                               leader_epoch=leader_epoch, advance=advance)
+                               leader_epoch=leader_epoch, advance=advance,
+                               kafka_version=check_kafka_version(kafka_version))
         doc["title"] = title or "Kafka incident report: " + ", ".join(i["label"] for i in doc["inputs"])
         page = render_html(doc).encode()
         write_atomic(target, page)

@@ -11,9 +11,10 @@ the log no longer holds) and the wording are kafkatool's; the rules are storage'
 
 The transaction version (:mod:`kafkatool.storage.transaction_version`) is per transaction: a marker follows
 TV_2's rule (Kafka 4.1+'s ``checkProducerEpoch`` with the marker's version: it must bump the epoch) when the
-cluster allows TV_2 and the producer is seen ending its transactions with an epoch bump (this marker or an
-earlier one); any other marker keeps the TV_0/1 rules, so a 3.x log is checked exactly as before. The batches'
-evidence is gathered on the way (``evidence``) for :func:`~kafkatool.storage.transaction_version.decide`.
+cluster allows TV_2 and the producer is seen committing with an epoch bump (this marker or an earlier one;
+an abort's bump is no proof, TV_0/1 bump there too); any other marker keeps the TV_0/1 rules, so a 3.x log is
+checked exactly as before. The batches' evidence is gathered on the way (``evidence``) for
+:func:`~kafkatool.storage.transaction_version.decide`.
 Pure and deterministic: batches in, state and anomalies out.
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkatool.model import NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBatch
+from kafkatool.model import NO_PRODUCER_EPOCH, NO_SEQUENCE, ControlType, RecordBatch
 from kafkatool.storage.producer_state import (
     AppendCheck,
     ProducerStateEntry,
@@ -78,19 +79,21 @@ class CheckedProducerState(StorageProducerStateManager):
         """Check one magic 2 batch against the state before it, then apply it."""
         if batch.producer_id >= 0:
             if batch.is_control:
-                if self._check_marker(batch):
-                    self.evidence.marker(batch.producer_id, batch.producer_epoch)
+                commit = self._check_marker(batch)
+                if commit is not None:
+                    self.evidence.marker(batch.producer_id, batch.producer_epoch, commit)
             else:
                 self._check_data(batch)
                 self.evidence.data(batch.producer_id, batch.producer_epoch, batch.is_transactional)
         super().append(batch)
 
-    def marker_version(self, producer_id: int, epoch: int) -> TransactionVersion:
+    def marker_version(self, producer_id: int, epoch: int, commit: bool) -> TransactionVersion:
         """The transaction version a marker of ``producer_id`` at ``epoch`` (not yet applied) was written
-        under: TV_2 when the cluster allows it and the producer bumps its epoch at this or an earlier
-        transaction end, else TV_0 (the TV_0/1 rules)."""
+        under: TV_2 when the cluster allows it and the producer committed with an epoch bump (this marker or an
+        earlier one), else TV_0 (the TV_0/1 rules)."""
         allowed = self.transaction_version is None or self.transaction_version.supports_epoch_bump
-        if allowed and (producer_id in self.evidence.bumped or self.evidence.bumps_at_marker(producer_id, epoch)):
+        if allowed and (producer_id in self.evidence.bumped
+                        or self.evidence.bumps_at_marker(producer_id, epoch, commit)):
             return TransactionVersion.TV_2
         return TransactionVersion.TV_0
 
@@ -151,22 +154,23 @@ class CheckedProducerState(StorageProducerStateManager):
             self._anomaly("sequence-overlap", batch, f"producer {pid} epoch {epoch}: sequence {first_seq} does not "
                           f"follow {last} (overlap): duplicates written, or OutOfOrderSequence for a client")
 
-    def _check_marker(self, batch: RecordBatch) -> bool:
-        """A marker's checks; ``False`` when the batch is no transaction marker."""
+    def _check_marker(self, batch: RecordBatch) -> bool | None:
+        """A marker's checks; whether it commits, ``None`` when the batch is no transaction marker."""
         pid = batch.producer_id
         control = batch.records[0].control if batch.records else None
         if control is None or control.coordinator_epoch is None:
-            return False  # not a transaction marker (or no records): no producer state change
+            return None  # not a transaction marker (or no records): no producer state change
         known = self.producers.get(pid)
         entry = known if known is not None else ProducerStateEntry(pid)
         epoch = batch.producer_epoch
-        version = self.marker_version(pid, epoch)
+        commit = control.type == ControlType.COMMIT.value
+        version = self.marker_version(pid, epoch, commit)
         if known is not None and check_producer_epoch(entry, epoch):
             self._anomaly("marker-stale-epoch", batch, f"{control.type_name} marker for producer {pid} with epoch "
                           f"{epoch} after epoch {entry.producer_epoch}", "warning")
         elif known is not None and check_marker_epoch(entry, epoch, version):
             self._anomaly("marker-epoch-not-bumped", batch, f"{control.type_name} marker for producer {pid} at its "
-                          f"transaction's epoch {epoch}, though the producer ends its transactions with an epoch "
+                          f"transaction's epoch {epoch}, though the producer commits with an epoch "
                           "bump (transaction version 2): Kafka 4.1+ refuses this marker (InvalidProducerEpoch)",
                           "warning")
         if check_coordinator_epoch(entry, control.coordinator_epoch):
@@ -176,7 +180,7 @@ class CheckedProducerState(StorageProducerStateManager):
         if entry.current_txn_first_offset is None:
             self._anomaly("marker-without-transaction", batch, f"{control.type_name} marker for producer {pid} at "
                           f"{batch.base_offset} with no open transaction (a retried or late marker)", "info")
-        return True
+        return commit
 
 
 __all__ = ["LISTED_PER_CODE", "Anomaly", "CheckedProducerState"]

@@ -11,8 +11,11 @@ epoch), the cluster's feature level only bounds it.
 How kafkatool decides the version a log was written under (:func:`decide`), first that answers:
 
 1. the ``FeatureLevelRecord`` of ``transaction.version`` in the cluster's metadata log (absent: level 0);
-2. the batches themselves (:class:`EpochBumpEvidence`): a producer's marker at its transaction's data epoch + 1
-   followed by its next data batch at that epoch is TV_2; a marker at the data epoch (and no bump) is TV_0/1;
+2. the batches themselves (:class:`EpochBumpEvidence`): a producer's COMMIT marker at its transaction's data
+   epoch + 1 is TV_2 (below TV_2 the coordinator writes a commit at the producer's own epoch); a marker at the
+   data epoch is TV_0/1. An ABORT at epoch + 1 followed by data at that epoch proves nothing: TV_0/1 write it
+   too (KIP-360's epoch bump after an abortable error, as in the ``txn-clean`` corpus case, and the
+   coordinator's fencing abort of a timed-out transaction);
 3. ``--kafka-version``: a 3.x broker has no ``transaction.version`` (TV_0), a 4.x cluster defaults to TV_2;
 4. otherwise TV_0, the rules kafkatool always applied.
 
@@ -70,39 +73,39 @@ def from_kafka_version(version: str) -> TransactionVersion:
 @dataclass(slots=True)
 class EpochBumpEvidence:
     """What the batches say about the transaction version, gathered in one pass (fed before each batch is
-    applied): ``bumps`` counts markers at the data epoch + 1 whose producer's next data batch continued at that
-    epoch (TV_2), ``plain`` markers at the data epoch (TV_0/1); ``bumped`` holds the producers seen ending a
-    transaction with a bump."""
+    applied): ``bumps`` counts COMMIT markers at the data epoch + 1 (TV_2), ``plain`` markers at the data epoch
+    (TV_0/1), ``abort_bumps`` ABORT markers at the data epoch + 1 (either); ``bumped`` holds the producers seen
+    committing with a bump."""
 
     bumps: int = 0
     plain: int = 0
+    abort_bumps: int = 0
     bumped: set[int] = field(default_factory=set)
     _data_epoch: dict[int, int] = field(default_factory=dict)  # pid -> epoch of its open transaction's data
-    _pending: dict[int, int] = field(default_factory=dict)  # pid -> epoch of a bumped marker, awaiting data
 
     def data(self, producer_id: int, epoch: int, transactional: bool) -> None:
         """A data batch of ``producer_id``."""
-        pending = self._pending.pop(producer_id, None)
-        if pending is not None and pending == epoch:
-            self.bumps += 1
-            self.bumped.add(producer_id)
         if transactional:
             self._data_epoch.setdefault(producer_id, epoch)
 
-    def marker(self, producer_id: int, epoch: int) -> None:
+    def marker(self, producer_id: int, epoch: int, commit: bool) -> None:
         """A COMMIT/ABORT marker of ``producer_id``."""
         data = self._data_epoch.pop(producer_id, None)
         if data is None:
             return  # no open transaction seen: a retry or a marker of a transaction begun before the replay
         if epoch == data + 1:
-            self._pending[producer_id] = epoch
+            if commit:
+                self.bumps += 1
+                self.bumped.add(producer_id)
+            else:
+                self.abort_bumps += 1
         elif epoch == data:
             self.plain += 1
 
-    def bumps_at_marker(self, producer_id: int, epoch: int) -> bool:
-        """Whether this marker (not yet fed) ends the producer's open transaction with an epoch bump."""
+    def bumps_at_marker(self, producer_id: int, epoch: int, commit: bool) -> bool:
+        """Whether this marker (not yet fed) is a COMMIT ending the producer's open transaction with a bump."""
         data = self._data_epoch.get(producer_id)
-        return data is not None and epoch == data + 1
+        return commit and data is not None and epoch == data + 1
 
     def inferred(self) -> TransactionVersion | None:
         """TV_2 on any confirmed bump, TV_0 on markers without one, ``None`` when no transaction ended."""
@@ -138,8 +141,7 @@ def decide(*, feature_level: int | None = None, metadata_log: bool = False,
     seen = evidence.inferred() if evidence is not None else None
     if seen is not None and evidence is not None:
         if seen.supports_epoch_bump:
-            return Decision(seen, "batches", f"{evidence.bumps} transaction end(s) bumped the producer epoch and "
-                                             "the producer went on at the new epoch")
+            return Decision(seen, "batches", f"{evidence.bumps} commit(s) bumped the producer epoch")
         return Decision(seen, "batches", f"{evidence.plain} transaction end(s) kept the producer epoch")
     if kafka_version is not None:
         v = from_kafka_version(kafka_version)
