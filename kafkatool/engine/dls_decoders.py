@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -174,6 +175,22 @@ def cluster_metadata_parser(record: Record) -> tuple[str | None, str | None]:
                   f'"data":{_metadata_json(rec.fields)}}}')
 
 
+def java_read_error(reason: str) -> str:
+    """The message of the exception Kafka's generated ``read`` throws where kafkatool's reader stopped with
+    ``reason`` (Java names the field in camelCase; a cut buffer is a ``BufferUnderflowException`` without one)."""
+    found = re.fullmatch(r"non-nullable field (\w+) was serialized as null", reason)
+    if found:
+        name = found.group(1)
+        return f"non-nullable field {name[:1].lower()}{name[1:]} was serialized as null"
+    found = re.fullmatch(r"array of (\d+) elements cannot fit in the (\d+) bytes left", reason)
+    if found:
+        return (f"Tried to allocate a collection of size {found.group(1)}, but there are only {found.group(2)} "
+                "bytes remaining.")
+    if re.match(r"needs \d+ bytes", reason):
+        return "null"
+    return reason
+
+
 def _share_parser(java_tool: bool) -> Parser:
     """``ShareGroupStateMessageParser.parse``. 4.0's Scala tool reads values in 4.0's preview layouts, labels the
     value ``{"type":"<version>",...}`` as it does the key and names the share group state decoder when a key is
@@ -187,21 +204,26 @@ def _share_parser(java_tool: bool) -> Parser:
             raise DlsError(f"Failed to decode message at offset {record.offset} using {missing} "
                            "(message had a missing key)")
         rtype = version_prefix(record.key)
-        if rtype is not None and rtype not in sgs.RECORD_TYPES:
+        if rtype is None:
+            return f"Error at offset {record.offset}, skipping. Could not read version from key's buffer.", None
+        if rtype not in sgs.RECORD_TYPES:
             return f"Unknown record type {rtype} at offset {record.offset}, skipping.", None
+        part, version = "key", rtype
         try:
-            _, key = sgs.decode_key(record.key)
-            key_text = jackson({"type": str(key["version"]), "data": key["data"]})
+            key_message = sgs.RECORD_TYPES[rtype][1]
+            key = read_message(key_message, record.key, rtype, 2)[0]
+            key_text = jackson({"type": str(rtype), "data": key})
             if record.value is None:
                 return key_text, "<DELETE>"
-            message = sgs.RECORD_TYPES[key["version"]][2] if java_tool else sgs.PREVIEW_VALUES[key["version"]]
-            version = version_prefix(record.value)
+            part, version = "value", version_prefix(record.value)
             if version is None:
-                raise DecodeError("value.version", "Could not read version from value's buffer.", 0)
+                return f"Error at offset {record.offset}, skipping. Could not read version from value's buffer.", None
+            message = sgs.RECORD_TYPES[rtype][2] if java_tool else sgs.PREVIEW_VALUES[rtype]
             # The converter writes a tagged field only when it differs from its default: read the value as it does.
             data = read_message(message, record.value, version, 2)[0]
-        except DecodeError as err:
-            return f"Error at offset {record.offset}, skipping. {err.reason}", None
+        except DecodeError as err:  # CoordinatorRecordSerde.readMessage's wrapping of the generated read's error
+            return (f"Error at offset {record.offset}, skipping. Could not read record with version {version} from "
+                    f"{part}'s buffer due to: {java_read_error(err.reason)}."), None
         return key_text, jackson({value_label: str(version), "data": data})
 
     return parse
