@@ -72,7 +72,7 @@ def test_share_state_replayed_from_snapshots_and_updates(tmp_path: Path) -> None
         [(20, 29, "Acknowledged"), (30, 31, "Available")]
     assert s["in_flight_offsets"] == {"Acknowledged": 10, "Available": 2}
     share_offsets = [o for o in doc["offsets"] if o["group"] == "sg-orders"]
-    assert [(o["topic"], o["partition"], o["start_offset"], o["lag"]) for o in share_offsets] == [("orders", 0, 20, 20)]
+    assert [(o["topic"], o["partition"], o["start_offset"], o["lag"]) for o in share_offsets] == [("orders", 0, 20, 10)]
     committed = {(o["topic"], o["partition"]): o["committed_offset"]
                  for o in doc["offsets"] if o["group"] == "cg-billing"}
     assert committed == {("orders", 0): 7, ("orders", 1): 3}

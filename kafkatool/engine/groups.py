@@ -463,7 +463,8 @@ def share_offset_rows(state: OffsetsState, ends: dict[tuple[str, int], Partition
                       names: dict[str, str]) -> list[dict[str, Any]]:
     """One row per share partition with state (a share group's offset is its share-partition start offset, as
     ``kafka-share-groups.sh --describe --offsets`` shows it): the offset rows' columns plus ``start_offset`` and the
-    share state's epochs."""
+    share state's epochs; the lag leaves out the offsets already delivered (``DeliveryCompleteCount``, KIP-1226, or
+    the acknowledged and archived offsets of the state batches where the record has no count)."""
     rows = []
     for (gid, tid, partition), sp in sorted(state.share_state.items()):
         topic = names.get(tid)
@@ -480,6 +481,11 @@ def share_offset_rows(state: OffsetsState, ends: dict[tuple[str, int], Partition
         end = ends.get((topic, partition)) if topic is not None else None
         if end is not None and sp.start_offset >= 0:
             _range_check(row, sp.start_offset, end, "share-partition start offset")
+            # KIP-1226: offsets at or past the start offset whose delivery completed are no lag
+            done = sp.delivery_complete_count if sp.delivery_complete_count >= 0 else sum(
+                b["last_offset"] - b["first_offset"] + 1 for b in sp.batches
+                if b["delivery_state"] in ("Acknowledged", "Archived"))
+            row["lag"] = max(0, row["lag"] - done)
         rows.append(row)
     return rows
 
