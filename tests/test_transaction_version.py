@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from kafkatool.analysis.replay import cluster_transaction_version
 from kafkatool.cli import app
 from kafkatool.engine.producer_state import CheckedProducerState
 from kafkatool.engine.transactions import TransactionMetadata, _verdict
@@ -26,6 +28,7 @@ from kafkatool.storage.transaction_version import (
 )
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "kafka-4x"
+ORACLE = CORPUS.parent / "oracle"
 runner = CliRunner()
 
 
@@ -177,22 +180,51 @@ def test_tv2_prepare_commit_at_epoch_plus_one_is_not_a_mismatch() -> None:
 
 
 def _cases() -> list[Path]:
-    return sorted(p for p in CORPUS.glob("*/case.json")) if CORPUS.is_dir() else []
+    """This module's cases of ``fixtures/kafka-4x`` (``tv0-*``, ``tv2-*``; the others belong to other modules)."""
+    return sorted(p for p in CORPUS.glob("tv[0-2]-*/case.json")) if CORPUS.is_dir() else []
+
+
+def test_corpus_cases_are_there() -> None:
+    assert {p.parent.name for p in _cases()} >= {"tv2-4.4.0-txn", "tv0-3.9.2-txn"}
+
+
+@pytest.mark.parametrize(("case", "label"), [("decoding-4.4.0-records", "TV_2"), ("decoding-3.9.2-layout", "TV_0")])
+def test_metadata_log_decides(case: str, label: str) -> None:
+    """The ``transaction.version`` feature level of a real broker's ``__cluster_metadata-0`` (the oracle's
+    decoding cases): 4.4.0 formats a new cluster at TV_2, 3.9.2 has no such feature."""
+    decision = cluster_transaction_version(ORACLE / case / "input")
+    assert decision is not None and (decision.version.label, decision.source) == (label, "metadata-log")
+    result = runner.invoke(app, ["transactions", "-f", "json", str(ORACLE / case / "input")])
+    doc = json.loads(result.stdout)
+    assert {v["label"] for v in doc["transaction_version"].values()} <= {label}
+    assert doc["hanging"] == []
+
+
+def _described(producers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """kafkatool's producers in DescribeProducers' shape (absent values as the admin client reports them)."""
+    return [{"producer_id": p["producer_id"], "producer_epoch": p["producer_epoch"],
+             "last_sequence": -1 if p["last_sequence"] is None else p["last_sequence"],
+             "last_timestamp": p["last_timestamp"],
+             "coordinator_epoch": None if p.get("coordinator_epoch") is None or p["coordinator_epoch"] < 0
+             else p["coordinator_epoch"],
+             "current_txn_start_offset": p.get("current_txn_first_offset")}
+            for p in sorted(producers, key=lambda p: p["producer_id"])]
 
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda p: p.parent.name)
 def test_corpus_case(case: Path) -> None:
-    """A partition written by a real broker: the replay's state matches what the broker described
-    (DescribeProducers, read-committed end), no anomaly beyond the recorded ones, and the version decided."""
+    """Partitions written by a real broker (``case.json`` says which Kafka, what it described): the replay's
+    producers equal DescribeProducers, its last stable offset the read-committed end, no error or warning
+    anomaly beyond the recorded ones, and the transaction version decided as recorded."""
     spec = json.loads(case.read_text())
-    part = case.parent / spec["partition_dir"]
-    result = runner.invoke(app, ["replay-producers", "-f", "json", *spec.get("args", []), str(part)])
-    assert result.exit_code == spec["exit_code"], result.stdout
-    doc = json.loads(result.stdout)
-    assert doc["transaction_version"]["label"] == spec["transaction_version"]
-    assert doc["transaction_version"]["source"] == spec["transaction_version_source"]
-    serious = sorted(a["code"] for a in doc["anomalies"] if a["severity"] in ("error", "warning"))
-    assert serious == spec["anomalies"]
-    got = {str(p["producer_id"]): {k: p[k] for k in spec["compared_fields"]} for p in doc["producers"]}
-    assert got == spec["kafka"]["producers"]
-    assert doc["last_stable_offset"] == spec["kafka"]["last_stable_offset"]
+    for name, want in spec["partitions"].items():
+        part = case.parent / "input" / name
+        result = runner.invoke(app, ["replay-producers", "-f", "json", *spec.get("args", []), str(part)])
+        doc = json.loads(result.stdout)
+        serious = sorted(a["code"] for a in doc["anomalies"] if a["severity"] in ("error", "warning"))
+        assert serious == want["anomalies"], (name, doc["anomalies"])
+        assert result.exit_code == (1 if serious else 0)
+        assert doc["transaction_version"]["label"] == want["transaction_version"], name
+        assert doc["transaction_version"]["source"] == want["transaction_version_source"], name
+        assert _described(doc["producers"]) == want["kafka"]["producers"], name
+        assert doc["last_stable_offset"] == want["kafka"]["last_stable_offset"], name
