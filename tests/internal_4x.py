@@ -228,7 +228,9 @@ def segment(records: list[tuple[bytes | None, bytes | None]], *, per_batch: int 
 
 CASES = {"share-group-state": ("share-group-state", "__share_group_state-0", share_records),
          "share-group-state-preview": ("share-group-state", "__share_group_state-0", share_preview_records),
-         "remote-log-metadata": ("remote-log-metadata", "__remote_log_metadata-0", remote_records)}
+         "remote-log-metadata": ("remote-log-metadata", "__remote_log_metadata-0", remote_records),
+         "group-records-4x": ("group-coordinator", "__consumer_offsets-0",
+                              lambda: group_records() + streams_records())}
 """Each case: its decoder, the partition directory its segment goes in and the records written."""
 
 
@@ -265,8 +267,13 @@ def topic_partitions(items: list[tuple[bytes, list[int]]]) -> bytes:
 
 
 def epoch_value(epoch: int) -> bytes:
-    """ConsumerGroupMetadataValue / ShareGroupMetadataValue v0: Epoch, no tagged field."""
+    """ConsumerGroupMetadataValue v0: Epoch, no tagged field."""
     return i16(0) + i32(epoch) + tags({})
+
+
+def share_group_metadata_value(epoch: int) -> bytes:
+    """ShareGroupMetadataValue v0 (4.1+): Epoch, MetadataHash."""
+    return i16(0) + i32(epoch) + i64(0x5678) + tags({})
 
 
 def consumer_member_value(client: str, host: str, topics: list[str], assignor: str | None) -> bytes:
@@ -312,7 +319,7 @@ def group_records() -> list[tuple[bytes | None, bytes | None]]:
         offset_commit("cg-billing", "orders", 1, 3),
         (group_key(10, "sg-orders", "s-1"), share_member_value("share-1", "/10.0.0.3", ["orders"])),
         (group_key(10, "sg-orders", "s-2"), share_member_value("share-2", "/10.0.0.4", ["orders"])),
-        (group_key(11, "sg-orders"), epoch_value(2)),
+        (group_key(11, "sg-orders"), share_group_metadata_value(2)),
         (group_key(14, "sg-orders", "s-1"), share_assignment_value(2, [(TOPIC_ID, [0, 1, 2])])),
         (group_key(10, "sg-orders", "s-2"), None),
     ]
