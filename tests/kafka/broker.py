@@ -120,6 +120,8 @@ class Node:
             for key in ("advertised.listeners", "inter.broker.listener.name"):
                 props.pop(key, None)
         props.update(self.props)
+        if "controller.quorum.bootstrap.servers" in props:  # a dynamic quorum (KIP-853): no static voters
+            props.pop("controller.quorum.voters", None)
         path = self.workdir / "server.properties"
         self.workdir.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(props.items())))
