@@ -101,3 +101,11 @@ def test_forced_decoder_on_another_file(tmp_path: Path) -> None:
     path.write_bytes(segment(share_records()))
     got = records(path, "--decoder", "remote-log-metadata")
     assert got and all(r["decoded"]["defects"] for r in got)
+
+
+def test_a_version_without_the_decoder_is_a_usage_error(tmp_path: Path) -> None:
+    """DumpLogSegments 3.9 has no --share-group-state-decoder: -f kafka --kafka-version 3.9 refuses it (exit 2)."""
+    seg = write_segment(tmp_path, "share-group-state")
+    res = runner.invoke(app, ["dump-segment", "-f", "kafka", "--kafka-version", "3.9", "--decoder",
+                              "share-group-state", str(seg)])
+    assert res.exit_code == 2 and "share-group-state" in res.output
