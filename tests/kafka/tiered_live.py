@@ -1,14 +1,17 @@
 """Tiered storage on a real broker (KIP-405), saved as a corpus case: ``python -m tests.kafka.tiered_live OUT``.
 
-One KRaft node of Kafka 4.4.0 with Kafka's own test remote storage manager, ``LocalTieredStorage`` (the
-``kafka-storage`` *test* jar, resolved from Maven Central through ``mvn dependency:get``: 4.4.0 publishes no test
-jar, so 4.0.2's is used, loaded through ``remote.log.storage.manager.class.path``), remote storage on loopback
-in a directory. A topic with ``remote.storage.enable=true``, ``segment.ms`` short and ``local.retention.bytes=1``
-is written slowly (one segment a second), the broker copies the rolled segments to remote storage and deletes
-them locally; a consumer reads from the beginning (filling the remote index cache); what Kafka reports
-(ListOffsets earliest / earliest-local / latest / latest-tiered, DescribeLogDirs) is recorded; the broker stops
-cleanly and the partition, ``__remote_log_metadata-0``, the remote index cache and the log-dir files are saved
-under OUT with ``kafka.json``. The broker is always stopped (SIGTERM, then SIGKILL).
+One KRaft node of Kafka 4.0.2 with Kafka's own test remote storage manager, ``LocalTieredStorage`` (the
+``kafka-storage`` *test* jar, resolved from Maven Central through ``mvn dependency:get`` and loaded through
+``remote.log.storage.manager.class.path``), remote storage on loopback in a directory. Not 4.4.0: Maven
+Central has no ``kafka-storage-4.4.0-test.jar`` (404), and 4.0.2's ``LocalTieredStorage`` does not link against
+a 4.4.0 broker (``ClassNotFoundException: org.apache.kafka.common.utils.LogContext``, moved in 4.4).
+
+A topic with ``remote.storage.enable=true``, ``segment.ms`` short and ``local.retention.bytes=1`` is written
+slowly (one segment a second); the broker copies the rolled segments to remote storage and deletes them
+locally; a consumer reads from the beginning (filling the remote index cache); what Kafka reports (ListOffsets
+earliest / earliest-local / latest / latest-tiered, DescribeLogDirs) is recorded; the broker stops cleanly
+and its log dir is saved under ``OUT/logdir`` with ``kafka.json``. The broker is always stopped (SIGTERM, then
+SIGKILL).
 """
 
 from __future__ import annotations
@@ -25,13 +28,10 @@ from pathlib import Path
 from tests.kafka import versions
 from tests.kafka.broker import Cluster, run_java
 
-BROKER_VERSION = "4.4.0"
-RSM_VERSION = "4.0.2"  # the newest release whose kafka-storage test jar is on Maven Central
+RSM_VERSION = "4.0.2"  # the newest supported release whose kafka-storage test jar is on Maven Central
+BROKER_VERSION = RSM_VERSION  # the test jar links only against its own release
 RSM_CLASS = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
 TOPIC = "tiered"
-KEPT_LOG_DIR_FILES = ("log-start-offset-checkpoint", "recovery-point-offset-checkpoint",
-                      "replication-offset-checkpoint", "cleaner-offset-checkpoint", "meta.properties",
-                      ".kafka_cleanshutdown")
 
 
 def test_jar(version: str = RSM_VERSION) -> Path:
@@ -140,18 +140,12 @@ def run(out: Path, workdir: Path, records: int = 24) -> dict:
 
 
 def save(log_dir: Path, out: Path, report: dict) -> None:
-    """Copy the partition, the metadata partition, the remote index cache and the log-dir files to ``out``."""
+    """Copy the broker's whole log dir (the partition, ``__remote_log_metadata-0``, the remote index cache, the
+    consumer offsets, the metadata log with the topic's config, the log-dir files) to ``out/logdir``."""
     dest = out / "logdir"
     if dest.exists():
         shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for name in (f"{TOPIC}-0", "__remote_log_metadata-0", "remote-log-index-cache"):
-        src = log_dir / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name)
-    for name in KEPT_LOG_DIR_FILES:
-        if (log_dir / name).is_file():
-            shutil.copy2(log_dir / name, dest / name)
+    shutil.copytree(log_dir, dest, ignore=shutil.ignore_patterns(".lock"))
     (out / "kafka.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
 
 
@@ -159,12 +153,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--records", type=int, default=24)
+    parser.add_argument("--workdir", type=Path, help="keep the broker's files here (default: a temporary dir)")
     ns = parser.parse_args()
     if not versions.available(BROKER_VERSION):
         print(f"Kafka {BROKER_VERSION} is not fetched", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="tiered-live-") as tmp:
-        report = run(ns.out, Path(tmp), ns.records)
+    if ns.workdir is not None:
+        report = run(ns.out, ns.workdir, ns.records)
+    else:
+        with tempfile.TemporaryDirectory(prefix="tiered-live-") as tmp:
+            report = run(ns.out, Path(tmp), ns.records)
     print(json.dumps(report, indent=2, sort_keys=True))
     return 0
 
