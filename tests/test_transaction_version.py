@@ -228,3 +228,30 @@ def test_corpus_case(case: Path) -> None:
         assert doc["transaction_version"]["source"] == want["transaction_version_source"], name
         assert _described(doc["producers"]) == want["kafka"]["producers"], name
         assert doc["last_stable_offset"] == want["kafka"]["last_stable_offset"], name
+
+
+def test_tv2_prepare_commit_at_the_kill_is_completed_not_hanging() -> None:
+    """Real 4.4.0 data killed between the coordinator's PrepareCommit (epoch + 1) and its markers: Kafka's
+    restart completed the transaction (the producers at the coordinator's epoch, nothing open, LSO = HW), so
+    an hour later it is no hanging transaction; under the TV_0/1 rule the same record was an epoch mismatch."""
+    case = CORPUS / "tv2-4.4.0-prepare-commit"
+    kafka = json.loads((case / "kafka.json").read_text())["kafka_after_restart"]
+    later = max(p["last_timestamp"] for part in kafka.values() for p in part["producers"]) + 3_600_000
+    result = runner.invoke(app, ["transactions", "-f", "json", "--now", str(later), "--transaction-timeout-ms",
+                                 "60000", str(case / "input")])
+    assert result.exit_code == 0, result.stdout
+    doc = json.loads(result.stdout)
+    assert doc["hanging"] == [] and len(doc["open_transactions"]) == 3
+    for t in doc["open_transactions"]:
+        after = {p["producer_id"]: p for p in kafka[t["directory"]]["producers"]}[t["producer_id"]]
+        assert t["coordinator_state"] == "PrepareCommit" and t["coordinator_transaction_version"] == 2
+        assert after["producer_epoch"] == t["producer_epoch"] + 1 and after["current_txn_start_offset"] is None
+        assert kafka[t["directory"]]["last_stable_offset"] == kafka[t["directory"]]["high_watermark"]
+        old = TransactionMetadata("t", t["producer_id"], t["producer_epoch"] + 1, 60_000, "PrepareCommit",
+                                  [(t["topic"], t["partition"])], 0, 0, 0, "__transaction_state-0")
+        assert _verdict(old, t["topic"], t["partition"], t["producer_epoch"], later, True)[0] == "epoch-mismatch"
+    for name in kafka:
+        result = runner.invoke(app, ["replay-producers", "-f", "json", str(case / "input" / name)])
+        rdoc = json.loads(result.stdout)
+        assert result.exit_code == 0 and rdoc["anomaly_counts"]["error"] == rdoc["anomaly_counts"]["warning"] == 0
+        assert (rdoc["transaction_version"]["label"], rdoc["transaction_version"]["source"]) == ("TV_2", "batches")
