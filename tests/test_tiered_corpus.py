@@ -5,12 +5,14 @@ ListOffsets earliest and earliest-local, the offsets in between are remote (held
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 
 from kafkatool.engine.check import partition_findings
+from kafkatool.engine.log_loader import LogLoader
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.engine.verify import tiered_findings
 from kafkatool.model import TopicPartition
@@ -31,6 +33,8 @@ def test_tiered_case_agrees_with_kafka(kafka_json: Path) -> None:
     inputs = read_restart_inputs(log_dir)
     remote = inputs.tiered.for_partition(tp)
     assert remote is not None and not remote.problems and not inputs.tiered.problems
+    cached = inputs.tiered.cached_segments()
+    assert cached == {r.segment_id for r in remote.ranges()} and not inputs.tiered.cache_mismatches()
     assert remote.log_start_offset is not None and remote.log_start_offset <= earliest
     assert remote.end_offset is not None and remote.end_offset >= local - 1
     if kafka["list_offsets"].get("latest_tiered") is not None:
@@ -42,6 +46,13 @@ def test_tiered_case_agrees_with_kafka(kafka_json: Path) -> None:
     assert p.log_start_offset == earliest and p.local_log_start_offset == local
     assert p.remote_offsets == (earliest, local) and not p.remote_uncovered
     assert p.log_end_offset == kafka["list_offsets"]["latest"]
+    after = kafka.get("after_restart")
+    if after is not None:  # Kafka started again on this very state
+        assert (p.log_start_offset, p.local_log_start_offset, p.log_end_offset) == (
+            after["list_offsets"]["earliest"], after["list_offsets"]["earliest_local"], after["list_offsets"]["latest"])
+        kept = sorted(int(n.split(".")[0]) for n in after["local_files_after_stop"] if n.endswith(".snapshot"))
+        if "remote_enabled" in inspect.getsource(LogLoader.__init__):  # the loader keeps the checkpointed start
+            assert p.snapshot_files_after == kept
     data = inputs.log_dir
     part = next(q for q in data.partitions if q.topic_partition == tp)
     cp = checkpoint.parse_offset_checkpoint((log_dir / LOG_START_OFFSET_CHECKPOINT).read_bytes()).get(tp)

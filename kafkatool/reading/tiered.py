@@ -66,6 +66,13 @@ class TieredEvidence:
         return {sid for sid, k in kinds.items() if len(k) == len(CACHE_SUFFIXES)}
 
 
+    def cache_mismatches(self) -> list[CachedIndex]:
+        """Cached index files of a segment that ``__remote_log_metadata`` (as read here) does not know, or knows
+        at another start offset (stale: the cache outlived the segment, or the metadata is missing)."""
+        starts = {sid: seg.start_offset for log in self.remote.values() for sid, seg in log.segments.items()}
+        return [c for c in self.cache if not c.leftover and starts.get(c.segment_id) != c.start_offset]
+
+
 def parse_cache_name(name: str) -> CachedIndex | None:
     """``RemoteIndexCache``'s file name (``offsetFromRemoteIndexFileName`` / ``remoteLogSegmentIdFromRemote
     IndexFileName``: offset before the first ``_``, segment id up to the first ``.``), or ``None``."""

@@ -10,8 +10,9 @@ A topic with ``remote.storage.enable=true``, ``segment.ms`` short and ``local.re
 slowly (one segment a second); the broker copies the rolled segments to remote storage and deletes them
 locally; a consumer reads from the beginning (filling the remote index cache); what Kafka reports (ListOffsets
 earliest / earliest-local / latest / latest-tiered, DescribeLogDirs) is recorded; the broker stops cleanly
-and its log dir is saved under ``OUT/logdir`` with ``kafka.json``. The broker is always stopped (SIGTERM, then
-SIGKILL).
+and its log dir is saved under ``OUT/logdir`` with ``kafka.json``; the broker then starts again on that state
+(what ListOffsets says and which files its load keeps go to ``kafka.json`` too) and stops. The broker is always
+stopped (SIGTERM, then SIGKILL).
 """
 
 from __future__ import annotations
@@ -133,9 +134,20 @@ def run(out: Path, workdir: Path, records: int = 24) -> dict:
         report["broker_log_remote_lines"] = [ln[:300] for ln in text.splitlines()
                                              if "remote" in ln.lower() and ("copied" in ln.lower()
                                                                             or "deleted" in ln.lower())][:20]
+        saved = workdir / "saved-log-dir"
+        shutil.copytree(node.log_dir, saved, ignore=shutil.ignore_patterns(".lock"))
+        # What Kafka's own load makes of the saved state: start again on it, ask, stop cleanly.
+        cluster.start()
+        report["after_restart"] = {
+            "list_offsets": {name: offsets(BROKER_VERSION, bs, spec) for name, spec in
+                             (("earliest", "-2"), ("earliest_local", "-4"), ("latest", "-1"))},
+            "local_files": sorted(p.name for p in part_dir.iterdir() if p.is_file())}
+        node.stop()
+        report["after_restart"]["local_files_after_stop"] = sorted(p.name for p in part_dir.iterdir()
+                                                                   if p.is_file())
     finally:
         cluster.kill()
-    save(node.log_dir, out, report)
+    save(saved, out, report)
     return report
 
 
