@@ -155,3 +155,15 @@ def test_simulate_restart_command_says_remote(tmp_path: Path) -> None:
         pytest.skip("commands.simulate_restart does not pass inputs.tiered.remote yet")
     assert part["loss"]["records"] == 0
     assert any(s["action"] == "remote-log-start" for s in part["steps"])
+
+
+def test_no_checkpoint_entry_takes_the_remote_log_start(tmp_path: Path) -> None:
+    from kafkatool.schema import checkpoint as cp
+
+    local, _ = tiered_log_dir(tmp_path)
+    (tmp_path / LOG_START_OFFSET_CHECKPOINT).write_bytes(cp.build_offset_checkpoint([]))
+    inputs = read_restart_inputs(tmp_path)
+    result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(), remote=inputs.tiered.remote)
+    p = next(p for p in result.partitions if p.topic == "orders")
+    assert p.log_start_offset == 0 and p.local_log_start_offset == local and p.remote_offsets == (0, local)
+    assert any("no log-start-offset-checkpoint entry" in s.detail for s in p.steps)

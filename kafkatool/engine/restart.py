@@ -212,8 +212,6 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
                   "high_watermark_checkpoint": hw_cp, "clean_shutdown": clean}
     tiered = not metadata and (remote_enabled if remote_enabled is not None
                                else remote is not None and bool(remote.segments))
-    if tiered and log_start_entry is None and remote is not None and remote.log_start_offset is not None:
-        log_start_cp = remote.log_start_offset  # no checkpoint entry yet: the remote log start is the start
     loader = LogLoader(part, swaps, res.steps, clean, log_start_cp, recovery_cp, now,
                        options.producer_id_expiration_ms, options.index_interval_bytes)
     loader.remote_enabled = tiered  # type: ignore[attr-defined]  # LogLoader's isRemoteLogEnabled
@@ -243,7 +241,7 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     assert psm is not None  # set by a load that returned
     log_start = new_log_start
     if tiered:
-        log_start = _tiered_start(res, log_start_cp, loader.segments[0].base, remote)
+        log_start = _tiered_start(res, log_start_entry, loader.segments[0].base, remote)
     res.log_start_offset = log_start
     res.log_end_offset = next_offset
     res.recovery_point = max(recovery_point, log_start)
@@ -268,10 +266,17 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     return res
 
 
-def _tiered_start(res: PartitionRestart, log_start_cp: int, first_base: int, remote: RemoteLog | None) -> int:
+def _tiered_start(res: PartitionRestart, log_start_entry: int | None, first_base: int,
+                  remote: RemoteLog | None) -> int:
     """The log start offset with remote storage enabled (``LogLoader.load`` keeps the checkpoint's, not raised
-    to the first local segment), the local log start offset, and the offsets in between, said as a step."""
-    view = local_start_view(log_start_cp, first_base, remote, True)
+    to the first local segment), the local log start offset, and the offsets in between, said as a step. With
+    no checkpoint entry Kafka loads with 0 and the remote log manager then moves the start to the remote log
+    start (what is reported here)."""
+    view = local_start_view(log_start_entry, first_base, remote, True)
+    if log_start_entry is None and view.remote is not None:
+        res.steps.append(Step("remote-log-start", f"no log-start-offset-checkpoint entry: the log loads with start 0 "
+                              f"and the remote log manager moves it to the remote log start {view.log_start_offset}",
+                              offset=view.log_start_offset))
     res.local_log_start_offset = view.local_log_start_offset
     if view.remote is not None:
         res.remote_offsets = view.remote
