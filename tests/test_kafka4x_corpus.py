@@ -5,10 +5,10 @@ KRaft quorum, in ``expected.json``).
 
 For each case kafkatool must: decode every record of every file (``dump-segment --print-data -f json``) with no
 unknown record type and no defect; print DumpLogSegments 4.4's text byte for byte (``-f kafka --kafka-version
-4.4``) where it has that decoder; replay the groups to the admin client's facts (``groups -f json``); and load the
-metadata log (``metadata -f json``) to the quorum the admin client described. Where a decoder or replay is still
-being written (issue 22 items 1 and 2), the test is an xfail naming exactly what is missing, decided from what the
-command prints, so it turns into a pass (or a real failure) as soon as the decoder lands.
+4.4`` with the matching ``--decoder``: group-coordinator, share-group-state, cluster-metadata; data topics with
+``--print-data``); replay the groups to the admin client's facts (``groups -f json``); load each metadata log
+with no defect (``metadata -f json``); and show the KRaft voter changes and ``quorum-state`` the admin client
+described. No check is an xfail: every decoder these cases need exists (issue 22 item 2).
 """
 
 from __future__ import annotations
@@ -96,17 +96,11 @@ def record_problems(doc: dict[str, Any], internal: bool) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(("case", "part"), PARTITIONS,
-                         ids=[f"{c.name}:{p.parent.name}/{p.name}" for c, p in PARTITIONS])
-def test_every_record_decodes_without_defect(case: Path, part: Path) -> None:
+def check_partition(case: Path, part: Path) -> None:
+    """Every record of the partition's files decodes with no defect; an internal topic's records each have a
+    type, and the case's own record families are there."""
     doc = run("dump-segment", "--print-data", "-f", "json", str(part))
     problems = record_problems(doc, part.name.startswith(INTERNAL))
-    unknown = [p for p in problems if "unknown record type" in p or "no decoder" in p]
-    if unknown and part.name.startswith("__share_group_state-"):
-        pytest.xfail(f"__share_group_state records do not decode yet (issue 22 item 2, helper decoders): {unknown[0]}")
-    if unknown and part.name.startswith("__consumer_offsets-") and case.name.startswith("streams-"):
-        pytest.xfail(f"the StreamsGroup* coordinator records (types 16-23) do not decode yet (issue 22 item 2, "
-                     f"helper decoders): {unknown[0]}")
     assert not problems, problems[:10]
     if part.name.startswith(INTERNAL):
         kinds = decoded_kinds(doc)
@@ -117,6 +111,12 @@ def test_every_record_decodes_without_defect(case: Path, part: Path) -> None:
             assert any("share" in k.lower() for k in kinds), kinds
         elif case.name.startswith("streams-"):
             assert any("streams" in k.lower() for k in kinds), kinds
+
+
+@pytest.mark.parametrize(("case", "part"), PARTITIONS,
+                         ids=[f"{c.name}:{p.parent.name}/{p.name}" for c, p in PARTITIONS])
+def test_every_record_decodes_without_defect(case: Path, part: Path) -> None:
+    check_partition(case, part)
 
 
 # --- DumpLogSegments' text --------------------------------------------------------------------------------------
@@ -131,12 +131,10 @@ def decoder_names() -> set[str]:
     return set(topic_records.decoders())
 
 
-@pytest.mark.parametrize(("case", "dump"), DUMPS, ids=[f"{c.name}:{d['file']}:{d['mode']}" for c, d in DUMPS])
-def test_kafkatool_prints_what_dumplogsegments_printed(case: Path, dump: dict[str, Any]) -> None:
+def check_dump(case: Path, dump: dict[str, Any]) -> None:
+    """``dump-segment -f kafka --kafka-version 4.4`` with the matching decoder prints DumpLogSegments' text."""
     flags = KAFKATOOL_FLAGS[dump["mode"]]
-    if flags[-1] not in decoder_names() | {"none"}:
-        pytest.xfail(f"dump-segment has no --decoder {flags[-1]} yet (DumpLogSegments' --{dump['mode']}; "
-                     f"issue 22 item 2, helper decoders)")
+    assert flags[-1] in decoder_names() | {"none"}, f"dump-segment has no --decoder {flags[-1]}"
     res = runner.invoke(app, ["dump-segment", "-f", "kafka", "--kafka-version", "4.4", *flags,
                               str(case / dump["file"])])
     assert res.exit_code == 0, res.stderr
@@ -145,19 +143,13 @@ def test_kafkatool_prints_what_dumplogsegments_printed(case: Path, dump: dict[st
     if ours != theirs:
         a_lines, b_lines = [*ours.splitlines(), ""], [*theirs.splitlines(), ""]
         first = next(i for i, (a, b) in enumerate(zip(a_lines, b_lines, strict=False)) if a != b)
-        mine, kafka = a_lines[first], b_lines[first]
-        pending = pending_decoder(dump, mine)
-        if pending:
-            pytest.xfail(pending)
-        pytest.fail(f"line {first + 1} differs:\nkafkatool: {mine[:400]}\nkafka:     {kafka[:400]}")
+        pytest.fail(f"{dump['file']} line {first + 1} differs:\nkafkatool: {a_lines[first][:400]}\n"
+                    f"kafka:     {b_lines[first][:400]}")
 
 
-def pending_decoder(dump: dict[str, Any], line: str) -> str | None:
-    """Why a differing DLS line is a decoder still being written (None when it is a real difference)."""
-    if dump["mode"] == "offsets-decoder" and ("unknown record type" in line or "Unknown" in line):
-        return ("--offsets-decoder: a coordinator record type kafkatool does not decode yet (issue 22 item 2, "
-                f"helper decoders): {line[:200]}")
-    return None
+@pytest.mark.parametrize(("case", "dump"), DUMPS, ids=[f"{c.name}:{d['file']}:{d['mode']}" for c, d in DUMPS])
+def test_kafkatool_prints_what_dumplogsegments_printed(case: Path, dump: dict[str, Any]) -> None:
+    check_dump(case, dump)
 
 
 # --- groups: the admin client's facts -----------------------------------------------------------------------------
@@ -170,18 +162,15 @@ def admin_groups(case: Path) -> dict[str, dict[str, Any]]:
     return {g["group_id"]: g for g in expected(case)["admin"]["groups"]}
 
 
-@pytest.mark.parametrize("case", GROUP_CASES, ids=[c.name for c in GROUP_CASES])
-def test_groups_equal_the_admin_clients(case: Path) -> None:
+def check_groups(case: Path) -> None:
+    """``groups -f json``: each group the admin client listed, with its type, epochs, members, committed (streams)
+    or start (share) offsets and lag."""
     doc = run("groups", "-f", "json", str(case / "data"))
     ours = {g["group"]: g for g in doc["groups"]}
     for gid, admin in admin_groups(case).items():
         kind = admin["type"].lower()
         group = ours.get(gid)
-        if group is None or group.get("protocol") != kind:
-            if kind in ("share", "streams"):
-                pytest.xfail(f"kafkatool groups does not replay {kind} groups yet (issue 22 item 2): "
-                             f"{gid} is {None if group is None else group.get('protocol')}")
-            pytest.fail(f"group {gid}: kafkatool {group}, admin client {admin}")
+        assert group is not None and group.get("protocol") == kind, f"group {gid}: kafkatool {group}, admin {admin}"
         assert group["generation"] == admin.get("group_epoch", group["generation"]), gid
         for ours_key, admin_key in (("assignment_epoch", "target_assignment_epoch"),
                                     ("topology_epoch", "topology_epoch")):
@@ -197,13 +186,18 @@ def test_groups_equal_the_admin_clients(case: Path) -> None:
         assert {tp: ours_lag.get(tp) for tp in lags} == lags, gid
 
 
+@pytest.mark.parametrize("case", GROUP_CASES, ids=[c.name for c in GROUP_CASES])
+def test_groups_equal_the_admin_clients(case: Path) -> None:
+    check_groups(case)
+
+
 # --- the metadata log and the quorum --------------------------------------------------------------------------------
 
 METADATA = [(case, d) for case in CASES for d in log_dirs(case) if (d / "__cluster_metadata-0").is_dir()]
 
 
-@pytest.mark.parametrize(("case", "log_dir"), METADATA, ids=[f"{c.name}:{d.name}" for c, d in METADATA])
-def test_metadata_loads_without_defect(case: Path, log_dir: Path) -> None:
+def check_metadata(case: Path, log_dir: Path) -> None:
+    """``metadata -f json`` loads the metadata log with no defect, with the feature levels the case needs."""
     doc = run("metadata", "-f", "json", str(log_dir))
     assert doc["defects"] == [], doc["defects"][:5]
     levels = doc["image"]["features"]["finalized_levels"] if doc.get("image") else {}
@@ -211,6 +205,11 @@ def test_metadata_loads_without_defect(case: Path, log_dir: Path) -> None:
         assert levels.get("share.version", 0) >= 1, levels
     if case.name.startswith("streams-"):
         assert levels.get("streams.version", 0) >= 1, levels
+
+
+@pytest.mark.parametrize(("case", "log_dir"), METADATA, ids=[f"{c.name}:{d.name}" for c, d in METADATA])
+def test_metadata_loads_without_defect(case: Path, log_dir: Path) -> None:
+    check_metadata(case, log_dir)
 
 
 VOTERS = [c for c in CASES if "quorum" in expected(c)]
@@ -240,30 +239,51 @@ def admin_voters(quorum: dict[str, Any]) -> list[tuple[int, str]]:
     return sorted((v["replica_id"], v["directory_id"]) for v in quorum["voters"])
 
 
-@pytest.mark.parametrize("case", VOTERS, ids=[c.name for c in VOTERS])
-def test_voter_changes_equal_the_admin_clients_quorum(case: Path) -> None:
-    """The log's VotersRecords are the voter sets the admin client saw, in order (standalone, added, removed);
-    its KRaftVersionRecord says kraft.version 1 (a dynamic quorum); each snapshot starts with the voter set in
-    effect at its offset."""
+def check_voters(case: Path) -> None:
+    """Each node's log: its VotersRecords are the voter sets the admin client saw, in order (standalone, added,
+    removed), and its KRaftVersionRecord says kraft.version 1 (a dynamic quorum); each snapshot starts with the
+    voter set in effect at its offset; quorum-state (data version 1) names the admin client's leader and epoch."""
     quorum = expected(case)["quorum"]
-    meta = case / "data" / "__cluster_metadata-0"
-    (log,) = meta.glob("*.log")
-    records = control_records(log)
-    changes = [(off, voters(f)) for off, cls, f in records if cls == "VotersRecord"]
-    assert [v for _, v in changes] == [admin_voters(quorum[k]) for k in ("before", "after_add", "after_remove")]
-    assert changes[-1][1] == admin_voters(quorum["final"])
-    assert [f["kRaftVersion"] for _, cls, f in records if cls == "KRaftVersionRecord"] == [1]
-    for snap in sorted(meta.glob("*.checkpoint")):
-        end = int(snap.name.split("-")[0])
-        in_effect = [v for off, v in changes if off < end] or [changes[0][1]]
-        got = [voters(f) for _, cls, f in control_records(snap) if cls == "VotersRecord"]
-        assert got == [in_effect[-1]], snap.name
+    for log_dir in log_dirs(case):
+        meta = log_dir / "__cluster_metadata-0"
+        (log,) = meta.glob("*.log")
+        records = control_records(log)
+        changes = [(off, voters(f)) for off, cls, f in records if cls == "VotersRecord"]
+        want = [admin_voters(quorum[k]) for k in ("before", "after_add", "after_remove")]
+        assert [v for _, v in changes] == want, log_dir.name
+        assert changes[-1][1] == admin_voters(quorum["final"])
+        assert [f["kRaftVersion"] for _, cls, f in records if cls == "KRaftVersionRecord"] == [1], log_dir.name
+        for snap in sorted(meta.glob("*.checkpoint")):
+            end = int(snap.name.split("-")[0])
+            if end == 0:  # the bootstrap snapshot of the format: --standalone writes node 1 as the only voter,
+                in_effect = [changes[0][1]] if log_dir.name == "data" else []  # --no-initial-controllers none
+            else:
+                in_effect = [[v for off, v in changes if off < end][-1]]
+            snap_records = control_records(snap)
+            got = [voters(f) for _, cls, f in snap_records if cls == "VotersRecord"]
+            assert got == in_effect, f"{log_dir.name}/{snap.name}"
+            assert [f["kRaftVersion"] for _, cls, f in snap_records if cls == "KRaftVersionRecord"] == [1]
+        state = run("metadata", "-f", "json", str(log_dir))["quorum_state"]
+        assert state is not None and state["data_version"] == 1, log_dir.name
+        final = quorum["final"]
+        assert (state["leader_id"], state["epoch"]) == (final["leader_id"], final["leader_epoch"]), log_dir.name
 
 
 @pytest.mark.parametrize("case", VOTERS, ids=[c.name for c in VOTERS])
-def test_quorum_state_equals_the_admin_clients_leader(case: Path) -> None:
-    quorum = expected(case)["quorum"]["final"]
+def test_voter_changes_and_quorum_state_equal_the_admin_clients_quorum(case: Path) -> None:
+    check_voters(case)
+
+
+def check_case(case: Path) -> None:
+    """Every check above on one case (the live test runs them on a case it has just written)."""
     for log_dir in log_dirs(case):
-        state = run("metadata", "-f", "json", str(log_dir))["quorum_state"]
-        assert state is not None, log_dir.name
-        assert (state["leader_id"], state["epoch"]) == (quorum["leader_id"], quorum["leader_epoch"]), log_dir.name
+        for part in sorted(p for p in log_dir.iterdir() if p.is_dir()):
+            check_partition(case, part)
+        if (log_dir / "__cluster_metadata-0").is_dir():
+            check_metadata(case, log_dir)
+    for dump in expected(case)["dumps"]:
+        check_dump(case, dump)
+    if "groups" in expected(case).get("admin", {}):
+        check_groups(case)
+    if "quorum" in expected(case):
+        check_voters(case)

@@ -182,10 +182,10 @@ def dls(case: Path, label: str) -> list[dict]:
 
 
 def save(name: str, log_dir: Path, partitions: list[str], extra: dict, description: str,
-         other_dirs: dict[str, Path] | None = None) -> Path:
+         other_dirs: dict[str, Path] | None = None, root: Path = FIXTURES) -> Path:
     """Save a case: ``data/`` (the chosen partitions and meta.properties; another node's as ``data-<name>/``),
     ``kafka-dls/`` and ``expected.json``."""
-    case = FIXTURES / name
+    case = root / name
     if case.exists():
         shutil.rmtree(case)
     cuts: list[str] = []
@@ -206,7 +206,7 @@ def save(name: str, log_dir: Path, partitions: list[str], extra: dict, descripti
     return case
 
 
-def share_case(workdir: Path) -> Path:
+def share_case(workdir: Path, root: Path = FIXTURES) -> Path:
     """The share-groups case."""
     with Cluster(VERSION, workdir / "share", props=GROUP_PROPS) as cluster:
         cluster.format()
@@ -224,10 +224,10 @@ def share_case(workdir: Path) -> Path:
                 {"workload": run, "admin": {"groups": groups}},
                 "a share group (KIP-932) on Kafka 4.4: one KafkaShareConsumer accepting, releasing and rejecting "
                 "records of share-t-0; ShareGroup* records in __consumer_offsets, ShareSnapshot/ShareUpdate in "
-                "__share_group_state")
+                "__share_group_state", root=root)
 
 
-def streams_case(workdir: Path) -> Path:
+def streams_case(workdir: Path, root: Path = FIXTURES) -> Path:
     """The streams-groups case."""
     with Cluster(VERSION, workdir / "streams", props=GROUP_PROPS) as cluster:
         cluster.format()
@@ -248,7 +248,8 @@ def streams_case(workdir: Path) -> Path:
                 {"workload": [x for x in lines if "groups" not in x],
                  "admin": {"groups_while_running": during, "groups": after}},
                 "a streams group (KIP-1071) on Kafka 4.4: a Kafka Streams app with group.protocol=streams counting "
-                "streams-in by key into streams-out; StreamsGroup* records and offsets in __consumer_offsets")
+                "streams-in by key into streams-out; StreamsGroup* records and offsets in __consumer_offsets",
+                root=root)
 
 
 def quorum_text(bootstrap_controller: str) -> dict[str, str]:
@@ -279,7 +280,7 @@ def wait_voters(bootstrap_controller: str, want: set[int], timeout: float = 90) 
         time.sleep(1)
 
 
-def voters_case(workdir: Path) -> Path:
+def voters_case(workdir: Path, root: Path = FIXTURES) -> Path:
     """The voters-change case: a standalone dynamic quorum, a controller added, then removed."""
     base = workdir / "voters"
     cid = cluster_id(f"{VERSION}-voters")
@@ -323,7 +324,7 @@ def voters_case(workdir: Path) -> Path:
                 "a KRaft voter change (KIP-853) on Kafka 4.4: node 1 formatted --standalone, controller 2 "
                 "(--no-initial-controllers) added with kafka-metadata-quorum add-controller, then removed with "
                 "remove-controller; data/ is node 1's metadata log, data-node2/ controller 2's",
-                other_dirs={"data-node2": n2.log_dir})
+                other_dirs={"data-node2": n2.log_dir}, root=root)
 
 
 CASES = {"share": share_case, "streams": streams_case, "voters": voters_case}
