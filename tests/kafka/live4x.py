@@ -181,10 +181,11 @@ def dls(case: Path, label: str) -> list[dict]:
     return out
 
 
-def save(name: str, log_dir: Path, partitions: list[str], extra: dict, description: str,
+def save(name: str, log_dir: Path, partitions: list[str] | None, extra: dict, description: str,
          other_dirs: dict[str, Path] | None = None, root: Path = FIXTURES) -> Path:
-    """Save a case: ``data/`` (the chosen partitions and meta.properties; another node's as ``data-<name>/``),
-    ``kafka-dls/`` and ``expected.json``."""
+    """Save a case: ``data/`` (the chosen partitions and the log dir's own files: meta.properties, the offset
+    checkpoints, the clean-shutdown marker; another node's as ``data-<name>/``), ``kafka-dls/`` and
+    ``expected.json``."""
     case = root / name
     if case.exists():
         shutil.rmtree(case)
@@ -192,12 +193,13 @@ def save(name: str, log_dir: Path, partitions: list[str], extra: dict, descripti
     dumps: list[dict] = []
     for label, src in {"data": log_dir, **(other_dirs or {})}.items():
         dst = case / label
-        for part in partitions:
+        for part in partitions or sorted(p.name for p in src.iterdir() if p.is_dir()):
             if (src / part).is_dir():
                 cuts += [f"{label}/{c}" for c in copy_partition(src / part, dst / part)]
-        if (src / "meta.properties").is_file():
-            dst.mkdir(parents=True, exist_ok=True)
-            shutil.copy(src / "meta.properties", dst / "meta.properties")
+        dst.mkdir(parents=True, exist_ok=True)
+        for f in sorted(src.iterdir()):  # meta.properties, the checkpoints, the clean-shutdown marker
+            if f.is_file():
+                shutil.copy(f, dst / f.name)
         if dst.is_dir():
             dumps += dls(case, label)
     doc = {"case": name, "kafkaVersion": VERSION, "description": description, "mutations": cuts,
@@ -219,8 +221,7 @@ def share_case(workdir: Path, root: Path = FIXTURES) -> Path:
         time.sleep(2)
         groups = oracle4x("groups", cluster.bootstrap)[0]["groups"]
         node.stop()
-    parts = ["__consumer_offsets-0", "__share_group_state-0", "share-t-0", "__cluster_metadata-0"]
-    return save("share-groups", node.log_dir, parts,
+    return save("share-groups", node.log_dir, None,
                 {"workload": run, "admin": {"groups": groups}},
                 "a share group (KIP-932) on Kafka 4.4: one KafkaShareConsumer accepting, releasing and rejecting "
                 "records of share-t-0; ShareGroup* records in __consumer_offsets, ShareSnapshot/ShareUpdate in "
@@ -242,9 +243,7 @@ def streams_case(workdir: Path, root: Path = FIXTURES) -> Path:
         time.sleep(2)
         after = oracle4x("groups", cluster.bootstrap)[0]["groups"]
         node.stop()
-    parts = ["__consumer_offsets-0", "streams-in-0", "streams-out-0", "__cluster_metadata-0"]
-    parts += sorted(p.name for p in node.log_dir.iterdir() if p.name.startswith("streams-app-"))
-    return save("streams-groups", node.log_dir, parts,
+    return save("streams-groups", node.log_dir, None,
                 {"workload": [x for x in lines if "groups" not in x],
                  "admin": {"groups_while_running": during, "groups": after}},
                 "a streams group (KIP-1071) on Kafka 4.4: a Kafka Streams app with group.protocol=streams counting "
