@@ -50,7 +50,7 @@ def test_tiered_case_agrees_with_kafka(kafka_json: Path) -> None:
     if after is not None:  # Kafka started again on this very state
         assert (p.log_start_offset, p.local_log_start_offset, p.log_end_offset) == (
             after["list_offsets"]["earliest"], after["list_offsets"]["earliest_local"], after["list_offsets"]["latest"])
-        kept = sorted(int(n.split(".")[0]) for n in after["local_files_after_stop"] if n.endswith(".snapshot"))
+        kept = sorted(int(n.split(".")[0]) for n in after["local_files"] if n.endswith(".snapshot"))
         if "remote_enabled" in inspect.getsource(LogLoader.__init__):  # the loader keeps the checkpointed start
             assert p.snapshot_files_after == kept
     data = inputs.log_dir
@@ -58,7 +58,9 @@ def test_tiered_case_agrees_with_kafka(kafka_json: Path) -> None:
     cp = checkpoint.parse_offset_checkpoint((log_dir / LOG_START_OFFSET_CHECKPOINT).read_bytes()).get(tp)
     out = tiered_findings(partition_findings(data, part), part.directory, cp, part.segments[0].base_offset, remote)
     assert [d.code for d in out if d.code.startswith("remote-")] == ["remote-log-range"]
-    assert not [d for d in out if d.severity != "info"], out
+    serious = sorted({d.code for d in out if d.severity != "info"})
+    # A crash leaves the active segment above the recovery point (Kafka re-reads it): nothing about the remote range.
+    assert serious == (["recovery-point-behind"] if kafka.get("shutdown") == "SIGKILL" else []), out
 
 
 def test_the_case_is_there() -> None:

@@ -61,6 +61,7 @@ def broker_props(remote_dir: Path, jar: Path) -> dict[str, str]:
         "log.flush.start.offset.checkpoint.interval.ms": "1000",
         "log.flush.offset.checkpoint.interval.ms": "1000",
         "log.segment.delete.delay.ms": "1000",
+        "log.index.size.max.bytes": "4096",  # small preallocated indexes in a crashed active segment
     }
 
 
@@ -82,8 +83,9 @@ def first_local_base(part_dir: Path) -> int | None:
     return int(logs[0].split(".")[0]) if logs else None
 
 
-def run(out: Path, workdir: Path, records: int = 24) -> dict:
-    """The experiment; returns what Kafka reported (also written to ``out/kafka.json``)."""
+def run(out: Path, workdir: Path, records: int = 24, crash: bool = False) -> dict:
+    """The experiment; returns what Kafka reported (also written to ``out/kafka.json``). ``crash``: the broker is
+    killed (SIGKILL, no clean-shutdown marker) instead of stopped before its log dir is saved."""
     jar = test_jar()
     remote_dir = workdir / "remote-storage"
     remote_dir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,11 @@ def run(out: Path, workdir: Path, records: int = 24) -> dict:
         lines = [ln for ln in proc.stdout.decode().splitlines() if ln.startswith("{")]
         report["describe_log_dirs"] = json.loads(lines[-1]) if lines else proc.stdout.decode()
         time.sleep(3)  # a checkpoint round (log-start-offset-checkpoint every second)
-        node.stop()
+        report["shutdown"] = "SIGKILL" if crash else "clean"
+        if crash:
+            node.kill()
+        else:
+            node.stop()
         report["local_segments_after_stop"] = sorted(p.name for p in part_dir.glob("*.log"))
         report["remote_storage_files"] = sorted(str(p.relative_to(remote_dir)) for p in remote_dir.rglob("*")
                                                 if p.is_file())
@@ -135,7 +141,9 @@ def run(out: Path, workdir: Path, records: int = 24) -> dict:
                                              if "remote" in ln.lower() and ("copied" in ln.lower()
                                                                             or "deleted" in ln.lower())][:20]
         saved = workdir / "saved-log-dir"
-        shutil.copytree(node.log_dir, saved, ignore=shutil.ignore_patterns(".lock"))
+        # After a crash the metadata log's active segment keeps its 10 MiB preallocated indexes: not saved then.
+        skip = (".lock", "__cluster_metadata-0") if crash else (".lock",)
+        shutil.copytree(node.log_dir, saved, ignore=shutil.ignore_patterns(*skip))
         # What Kafka's own load makes of the saved state: start again on it, ask, stop cleanly.
         cluster.start()
         report["after_restart"] = {
@@ -157,7 +165,7 @@ def save(log_dir: Path, out: Path, report: dict) -> None:
     dest = out / "logdir"
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(log_dir, dest, ignore=shutil.ignore_patterns(".lock"))
+    shutil.copytree(log_dir, dest)
     (out / "kafka.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
 
 
@@ -166,15 +174,16 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--records", type=int, default=24)
     parser.add_argument("--workdir", type=Path, help="keep the broker's files here (default: a temporary dir)")
+    parser.add_argument("--crash", action="store_true", help="kill the broker (SIGKILL) instead of stopping it")
     ns = parser.parse_args()
     if not versions.available(BROKER_VERSION):
         print(f"Kafka {BROKER_VERSION} is not fetched", file=sys.stderr)
         return 2
     if ns.workdir is not None:
-        report = run(ns.out, ns.workdir, ns.records)
+        report = run(ns.out, ns.workdir, ns.records, ns.crash)
     else:
         with tempfile.TemporaryDirectory(prefix="tiered-live-") as tmp:
-            report = run(ns.out, Path(tmp), ns.records)
+            report = run(ns.out, Path(tmp), ns.records, ns.crash)
     print(json.dumps(report, indent=2, sort_keys=True))
     return 0
 
