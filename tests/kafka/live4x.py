@@ -12,19 +12,21 @@ with what Kafka itself printed.
   ``__share_group_state`` holds ShareSnapshot and ShareUpdate records; ``__consumer_offsets`` holds the
   ShareGroup* records.
 - **streams-groups**: one combined node, a Kafka Streams app (``group.protocol=streams``, a count by key into an
-  in-memory store, so the broker creates the repartition-free changelog topic itself) that runs until its offsets
-  are committed: ``__consumer_offsets`` holds the StreamsGroup* records (topology, members, assignments) and the
-  committed offsets.
+  in-memory store, whose changelog topic ``streams-app-counts-changelog`` the broker creates for the group, topic
+  auto-creation being off) that runs until its offsets are committed: ``__consumer_offsets`` holds the
+  StreamsGroup* records (topology, members, assignments) and the committed offsets.
 - **voters-change**: node 1 (broker+controller) formatted ``--standalone`` (a dynamic quorum, kraft.version 1),
   node 2 a controller formatted ``--no-initial-controllers``; ``kafka-metadata-quorum add-controller`` makes node 2
-  a voter, ``remove-controller`` removes it again. ``__cluster_metadata`` holds the KRaftVersion and Voters
-  control records of each change, ``quorum-state`` the current voters.
+  a voter, ``remove-controller`` removes it again. ``__cluster_metadata`` (log and snapshots) holds the
+  KRaftVersionRecord and a VotersRecord per change; ``quorum-state`` is data version 1 (leader, epoch,
+  ``votedDirectoryId``; no voter list any more).
 
-Each case keeps the relevant partition directories (a ``.log`` above the size cap cut after its last whole batch
-within the cap, as kafkatool's own log walker reads it; the group cases keep ``__cluster_metadata-0`` too, for
-the feature levels) and, beside them, ``kafka-dls/<log dir>/<partition>/<file>.<mode>.txt`` (DumpLogSegments 4.4
-with the topic's decoder) and ``expected.json`` (the admin client's describe of the groups or of the quorum, and
-MetadataQuorumCommand's text). Every broker started here is stopped before the function returns.
+Each case keeps the node's log dir (every partition, the checkpoints, the clean-shutdown marker; a ``.log`` above
+the size cap cut after its last whole batch within the cap, as kafkatool's own log walker reads it; the metadata
+log's preallocated 10 MiB indexes left out, Kafka rebuilds them) and, beside it,
+``kafka-dls/<log dir>/<partition>/<file>.<mode>.txt`` (DumpLogSegments 4.4 with the topic's decoder) and
+``expected.json`` (the admin client's describe of the groups or of the quorum, and MetadataQuorumCommand's text).
+Every broker started here is stopped before the function returns.
 """
 
 from __future__ import annotations
