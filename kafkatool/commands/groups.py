@@ -20,8 +20,7 @@ def command(
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this group.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
 ) -> None:
-    """List groups (classic, consumer, share, streams) with members, assignments, committed offsets and lag, share
-    partitions' state, and offsets outside their partition's log."""
+    """List consumer groups' committed offsets with their lag, and offsets outside their partition's log."""
 
     def body() -> int:
         doc = groups_document(list(log_dirs), group=group)
