@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kafkatool.cli import app
@@ -125,3 +126,32 @@ def test_streams_group_with_topology_members_and_tasks(tmp_path: Path) -> None:
     assert [(o["topic"], o["partition"], o["committed_offset"]) for o in doc["offsets"]] == [("orders", 0, 5)]
     _, table = run("--group", "st-counts", str(root))
     assert "active 0_0,0_1,1_0 standby 0_2" in table
+
+
+LIVE = Path(__file__).resolve().parents[1] / "fixtures" / "kafka-4x"
+
+
+@pytest.mark.parametrize("case", ["share-groups", "streams-groups"])
+def test_live_4x_groups_equal_the_admin_clients_describe(case: str) -> None:
+    """The groups a live 4.4 broker wrote (tests/kafka/live4x.py): type, group epoch, target assignment epoch,
+    topology epoch, members and offsets (a share group's start offset and lag) as Kafka's admin client described
+    them."""
+    if not (LIVE / case / "expected.json").is_file():
+        pytest.skip(f"fixtures/kafka-4x/{case} not saved")
+    _, out = run("-f", "json", str(LIVE / case / "data"))
+    doc = json.loads(out)
+    ours = {g["group"]: g for g in doc["groups"]}
+    for admin in json.loads((LIVE / case / "expected.json").read_text())["admin"]["groups"]:
+        g = ours[admin["group_id"]]
+        assert (g["protocol"], g["generation"], g["assignment_epoch"]) == (
+            admin["type"].lower(), admin["group_epoch"], admin["target_assignment_epoch"])
+        if "topology_epoch" in admin:
+            assert g["topology_epoch"] == admin["topology_epoch"]
+        assert [m["member_id"] for m in doc["members"] if m["group"] == g["group"]] == \
+            [m["member_id"] if isinstance(m, dict) else m for m in admin["members"]]
+        for tp, want in admin["offsets"].items():
+            (row,) = [o for o in doc["offsets"] if o["group"] == g["group"] and f"{o['topic']}-{o['partition']}" == tp]
+            if isinstance(want, dict):
+                assert (row["start_offset"], row["lag"]) == (want["start_offset"], want["lag"])
+            else:
+                assert row["committed_offset"] == want
