@@ -41,7 +41,7 @@ SUMMARIES: dict[str, str] = {
               "findings.",
     "transactions": "Find hanging transactions in broker log dirs: open, older than the timeout, and no "
                     "coordinator to end them.",
-    "groups": "List consumer groups' committed offsets with their lag, and offsets outside their partition's log.",
+    "groups": "List groups (classic, consumer, share, streams): members, assignments, offsets and lag, share state.",
     "fixture": "Build deterministic Kafka log dirs (healthy or damaged) from named scenarios.",
 }
 """Each subcommand's one-line help (its docstring's first paragraph), so ``kafkatool --help`` lists them all

@@ -89,9 +89,10 @@ def _log_dirs() -> list[Path]:
     corpus = SHARED / "corpus"
     if corpus.is_dir():
         found += sorted(p / "input" for p in corpus.iterdir() if (p / "input").is_dir())
-    fixtures = [p for p in FIXTURES.iterdir() if p.is_dir() and p.name != "oracle"]
+    fixtures = [p for p in FIXTURES.iterdir() if p.is_dir() and p.name not in ("oracle", "kafka-4x")]
     # the live oracle's saved cases: each case's input/ is a log dir (or one per broker)
     fixtures += [c / "input" for c in (FIXTURES / "oracle").glob("*") if (c / "input").is_dir()]
+    fixtures += [c / d for c in (FIXTURES / "kafka-4x").glob("*") for d in ("input", "data") if (c / d).is_dir()]
     for fixture in sorted(fixtures):
         subs = [s for s in sorted(fixture.iterdir()) if s.is_dir()]
         if subs and all(not _is_partition_dir(s) and s.name.startswith("broker") for s in subs):

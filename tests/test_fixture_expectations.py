@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from kafkatool.cli import app
 from tests.conftest import REPO
 
-# fixtures/oracle holds the live oracle's saved cases (what a real broker did), tested by tests/test_oracle_*.py.
-FIXTURES = sorted(p for p in (REPO / "fixtures").iterdir() if p.is_dir() and p.name != "oracle")
+# fixtures/oracle and fixtures/kafka-4x hold saved cases of real brokers (what Kafka did), tested by
+# tests/test_oracle_*.py and the 4.x tests.
+FIXTURES = sorted(p for p in (REPO / "fixtures").iterdir() if p.is_dir() and p.name not in ("oracle", "kafka-4x"))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[p.name for p in FIXTURES])

@@ -380,12 +380,13 @@ def command(
             raise UsageError(f"--kafka-version {kafka_version}: kafkatool reproduces DumpLogSegments of 3.9, 4.0 and "
                              "4.1 to 4.4")
         if fmt is Format.kafka and choice not in ("auto", "none"):
-            from kafkatool.engine.dls_decoders import PARSERS, parser_for
+            from kafkatool.engine.dls_decoders import parser_for, parser_names
 
             parser = parser_for(choice, layout)
             if parser is None:
-                raise UsageError(f"--decoder {choice} has no kafka-dump-log.sh form here; with --format kafka use "
-                                 + " or ".join(sorted(PARSERS)))
+                raise UsageError(f"--decoder {choice}: DumpLogSegments {layout.name} has no such option; with "
+                                 f"--format kafka --kafka-version {kafka_version} use "
+                                 + " or ".join(parser_names(layout)))
         if fmt is Format.kafka:
             from kafkatool.render.kafka_text import run_kafka_format
             from kafkatool.render.safe import for_terminal

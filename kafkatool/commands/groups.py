@@ -20,7 +20,7 @@ def command(
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this group.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
 ) -> None:
-    """List consumer groups' committed offsets with their lag, and offsets outside their partition's log."""
+    """List groups (classic, consumer, share, streams): members, assignments, offsets and lag, share state."""
 
     def body() -> int:
         doc = groups_document(list(log_dirs), group=group)
