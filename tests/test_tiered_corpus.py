@@ -26,7 +26,7 @@ CASES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "kafka-4x").g
 @pytest.mark.parametrize("kafka_json", CASES, ids=[p.parent.name for p in CASES])
 def test_tiered_case_agrees_with_kafka(kafka_json: Path) -> None:
     kafka = json.loads(kafka_json.read_text())
-    log_dir = kafka_json.parent / "logdir"
+    log_dir = kafka_json.parent / "data"
     tp = TopicPartition(kafka["topic"], 0)
     earliest, local = kafka["list_offsets"]["earliest"], kafka["list_offsets"]["earliest_local"]
     assert local > earliest  # the case shows a local log start above the log start

@@ -10,7 +10,7 @@ A topic with ``remote.storage.enable=true``, ``segment.ms`` short and ``local.re
 slowly (one segment a second); the broker copies the rolled segments to remote storage and deletes them
 locally; a consumer reads from the beginning (filling the remote index cache); what Kafka reports (ListOffsets
 earliest / earliest-local / latest / latest-tiered, DescribeLogDirs) is recorded; the broker stops cleanly
-and its log dir is saved under ``OUT/logdir`` with ``kafka.json``; the broker then starts again on that state
+and its log dir is saved under ``OUT/data`` with ``kafka.json``; the broker then starts again on that state
 (what ListOffsets says and which files its load keeps go to ``kafka.json`` too) and stops. The broker is always
 stopped (SIGTERM, then SIGKILL).
 """
@@ -161,8 +161,8 @@ def run(out: Path, workdir: Path, records: int = 24, crash: bool = False) -> dic
 
 def save(log_dir: Path, out: Path, report: dict) -> None:
     """Copy the broker's whole log dir (the partition, ``__remote_log_metadata-0``, the remote index cache, the
-    consumer offsets, the metadata log with the topic's config, the log-dir files) to ``out/logdir``."""
-    dest = out / "logdir"
+    consumer offsets, the metadata log with the topic's config, the log-dir files) to ``out/data``."""
+    dest = out / "data"
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(log_dir, dest)
