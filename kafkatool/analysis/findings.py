@@ -19,6 +19,7 @@ from kafkatool.errors import UsageError
 from kafkatool.model import Defect, LogDirData, PartitionData, SegmentData
 from kafkatool.reading.files import read_text
 from kafkatool.reading.restart_inputs import read_swaps
+from kafkatool.reading.tiered import read_tiered
 from kafkatool.storage.severity import SEVERITIES, SEVERITY_RANK, at_least
 
 Row = dict[str, Any]
@@ -97,7 +98,7 @@ def log_dir_findings(data: LogDirData, *, log_dir: str | None = None,
     """``check``'s findings for one log dir (``log_dir``: its name in the rows, by default its path); an
     interrupted cleaner swap is checked as Kafka's load completes it, with the ``.swap`` segments ``swaps`` of
     each partition (read here when not given)."""
-    found = check_log_dir(data, read_swaps(data) if swaps is None else swaps)
+    found = check_log_dir(data, read_swaps(data) if swaps is None else swaps, read_tiered(data.path).remote)
     return [finding_row(f, data.path if log_dir is None else log_dir) for f in found]
 
 

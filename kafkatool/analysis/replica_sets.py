@@ -20,7 +20,8 @@ from kafkatool.reading.restart_inputs import read_restart_inputs
 def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replica:
     """A replica as its broker would hold it after restart (``simulate-restart``'s model)."""
     inputs = read_restart_inputs(log_dir)
-    result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition)
+    result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition,
+                              inputs.tiered.remote)
     loaded = [p for p in result.partitions if p.directory == partition]
     if not loaded:
         there = partitions_there([p.directory for p in inputs.log_dir.partitions])

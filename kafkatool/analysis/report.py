@@ -169,7 +169,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     checked = data if not inputs.single_partition else read_log_dir(path)
     findings = log_dir_findings(checked, log_dir=path, swaps=inputs.swaps)
     clock = now if now is not None else int(time.time() * 1000)
-    result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock))
+    result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock), remote=inputs.tiered.remote)
     restart_doc = restart_document(result)
     by_dir = {p["directory"]: p for p in restart_doc["partitions"]}
     label = _label(path, data)

@@ -37,6 +37,10 @@ def partition_document(p: PartitionRestart) -> dict[str, Any]:
         "directory": p.directory, "topic": p.topic, "partition": p.partition, "clean_shutdown": p.clean_shutdown,
         "outcome": p.outcome, "error": p.error, "inputs": p.inputs,
         "log_start_offset": p.log_start_offset, "log_end_offset": p.log_end_offset,
+        "local_log_start_offset": p.local_log_start_offset,
+        "remote": None if p.remote_offsets is None else {
+            "from": p.remote_offsets[0], "to": p.remote_offsets[1],
+            "uncovered": [{"from": a, "to": b} for a, b in p.remote_uncovered]},
         "recovery_point": p.recovery_point, "high_watermark": p.high_watermark,
         "first_unstable_offset": p.first_unstable_offset, "last_stable_offset": p.last_stable_offset,
         "bytes_truncated": p.bytes_truncated, "recovery_bytes_read": p.recovery_bytes_read,

@@ -85,7 +85,7 @@ def command(
         options = RestartOptions(now=clock, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
                                  recovery_point=recovery_point, index_interval_bytes=index_interval_bytes,
                                  plan_output=apply_to is not None)
-        result = simulate_restart(inputs.log_dir, inputs.swaps, options, label)
+        result = simulate_restart(inputs.log_dir, inputs.swaps, options, label, inputs.tiered.remote)
         if apply_to is not None:
             source = path.parent if inputs.single_partition else path
             prepare_output_dir(Path(apply_to), [path, source], force=force)

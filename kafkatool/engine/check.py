@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import astuple, dataclass
 from itertools import pairwise
 from typing import Any
 
 from kafkatool.engine.swaps import SwapPlan, log_after_swaps
-from kafkatool.engine.verify import LogChecker, check_offset_index, check_time_index
+from kafkatool.engine.verify import LogChecker, check_offset_index, check_time_index, tiered_findings
 from kafkatool.model import (
     ControlType,
     Defect,
@@ -41,6 +41,7 @@ from kafkatool.schema.filenames import (
     SWAP_SUFFIX,
     offset_from_name,
 )
+from kafkatool.storage.tiered import RemoteLog
 
 # Reading defects and the severity they carry in a data directory.
 READ_SEVERITY: dict[str, Severity] = {
@@ -81,12 +82,13 @@ def _managed(part: PartitionData) -> bool:
     return part.topic_partition is not None and part.topic_partition.topic != CLUSTER_METADATA_TOPIC
 
 
-def check_log_dir(data: LogDirData, swaps: dict[str, dict[int, SegmentData]] | None = None) -> list[Defect]:
+def check_log_dir(data: LogDirData, swaps: dict[str, dict[int, SegmentData]] | None = None,
+                  remote: Mapping[tuple[str, int], RemoteLog] | None = None) -> list[Defect]:
     """Findings for one log dir (or a lone partition directory); ``swaps``: each partition's ``.swap`` segments
-    (see :func:`partition_findings`)."""
+    (see :func:`partition_findings`); ``remote``: each partition's remote log (``reading.tiered``)."""
     out = dir_findings(data)
     for part in data.partitions:
-        out += partition_findings(data, part, (swaps or {}).get(part.directory))
+        out += partition_findings(data, part, (swaps or {}).get(part.directory), remote)
     return out + dir_tail_findings(data)
 
 
@@ -107,8 +109,8 @@ def dir_findings(data: LogDirData) -> list[Defect]:
     return out
 
 
-def partition_findings(data: LogDirData, part: PartitionData,
-                       swaps: dict[int, SegmentData] | None = None) -> list[Defect]:
+def partition_findings(data: LogDirData, part: PartitionData, swaps: dict[int, SegmentData] | None = None,
+                       remote: Mapping[tuple[str, int], RemoteLog] | None = None) -> list[Defect]:
     """One partition's findings in the context of its log dir (checkpoints, clean-shutdown marker).
 
     With the partition's ``.swap`` segments (``swaps``), an interrupted cleaner swap is checked as Kafka's load
@@ -120,6 +122,10 @@ def partition_findings(data: LogDirData, part: PartitionData,
     out = check_partition(loaded, _offsets(data, part.topic_partition),
                           clean_shutdown=(data.clean_shutdown is not None) if managed else None,
                           checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
+    tp = part.topic_partition
+    if remote and tp is not None and loaded.segments:  # tiered storage: the range below the local log is remote
+        out = tiered_findings(out, part.directory, _offsets(data, tp).log_start_offset,
+                              loaded.segments[0].base_offset, remote.get((tp.topic, tp.partition)))
     return out if swaps is None else _swap_notes(part, swaps, plan, out)
 
 

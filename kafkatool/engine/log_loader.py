@@ -28,6 +28,7 @@ from kafkatool.model import LogEntry, PartitionData, SegmentData
 from kafkatool.schema.filenames import SWAP_SUFFIX, segment_file_name
 from kafkatool.storage import LeaderEpochCache
 from kafkatool.storage.swaps import in_swap_range, sort_temp_files, swap_range
+from kafkatool.storage.tiered import log_start_offsets
 
 
 class LogLoader:
@@ -42,6 +43,7 @@ class LogLoader:
         self.bytes_read = 0  # what recovery and the producer-state rebuild read
         self.clean = clean
         self.log_start_cp = log_start_cp
+        self.remote_enabled = False  # isRemoteLogEnabled: the checkpointed log start stays (engine.restart sets it)
         self.recovery_cp = recovery_cp
         self.now = now
         self.expiration_ms = expiration_ms
@@ -221,7 +223,7 @@ class LogLoader:
         if removed:
             self.step("epoch-truncate", f"leader epoch cache truncated to the log end {next_offset}: removed "
                       + ", ".join(f"epoch {e.epoch}@{e.start_offset}" for e in reversed(removed)))
-        new_log_start = max(self.log_start_cp, self.segments[0].base)
+        new_log_start = log_start_offsets(self.log_start_cp, self.segments[0].base, self.remote_enabled)[0]
         removed = self.epochs.truncate_from_start(self.log_start_cp)
         if removed and (len(removed) > 1 or removed[0].start_offset != self.log_start_cp):
             self.step("epoch-truncate", f"leader epoch cache truncated to the log start {self.log_start_cp}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.batch_scan import BatchColumns, entry_columns
 from kafkatool.reading.logdir import read_log_dir_shell, read_partition
 from kafkatool.reading.restart_inputs import read_swap_segments
+from kafkatool.reading.tiered import read_tiered
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
@@ -36,6 +38,7 @@ from kafkatool.schema.filenames import (
     parse_partition_dir,
 )
 from kafkatool.storage.swaps import is_swap_file
+from kafkatool.storage.tiered import RemoteLog
 
 PARTITION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("log_dir", "string"), ("directory", "string"), ("topic", "string"), ("partition", "int32"),
@@ -87,6 +90,13 @@ def _shell(log_dir: str) -> LogDirData:
     return data
 
 
+@functools.lru_cache(maxsize=32)
+def _remote(log_dir: str) -> Mapping[tuple[str, int], RemoteLog]:
+    """A log dir's remote segments (tiered storage, from ``__remote_log_metadata``), read once per worker
+    process, as ``check`` reads them."""
+    return read_tiered(log_dir).remote
+
+
 def analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] | None = None) -> Analysis:
     """Read one partition in full (its log dir's own files for context) and build its rows.
 
@@ -117,7 +127,7 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
     # An interrupted cleaner swap is checked as Kafka's load completes it, as ``check`` does.
     swaps = read_swap_segments(directory, directory.name) \
         if any(is_swap_file(name) for name in part.leftovers) else None
-    defects = partition_findings(data, part, swaps)
+    defects = partition_findings(data, part, swaps, _remote(log_dir))
     out.findings = [located_finding_row(log_dir, part, d) for d in defects]
     producers: list[dict[str, Any]] = []
     open_txns, first_unstable = 0, None

@@ -23,6 +23,11 @@ who uses it:
 - the follower's truncation offset from an ``OffsetsForLeaderEpoch`` answer
   (``AbstractFetcherThread.getOffsetTruncationState``) -> ``storage.truncation``; the replication fetcher and
   divergence.
+- the transaction version in use (KIP-890: ``TransactionVersion`` from the feature level, the batches or the
+  release) and its marker-epoch rule -> ``storage.transaction_version`` and ``storage.producer_state``; replay,
+  transactions, report.
+- tiered storage (``RemoteLogMetadataCache``'s segment states, ``LogLoader``'s log start with remote storage,
+  what is remote below the local log start) -> ``storage.tiered``; restart, check, the scan.
 - codec labels by attribute bits, ``unknown(N)`` included -> ``storage.codecs``, from ``model.Compression``.
 - severity ranks -> ``storage.severity``; check, report, scan and ``--fail-on``.
 - sentinels (``-1`` for no producer id/epoch/sequence/leader epoch/timestamp) -> ``model``, below the schema
