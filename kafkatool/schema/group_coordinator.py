@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part, read_part_layouts
-from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
+from kafkatool.schema.coordinator_records import PREVIEW, decode_record, layout_value, record_version
+from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
+from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
 
 OFFSETS_TOPIC = "__consumer_offsets"
 SERDE = "GroupCoordinatorRecordSerde"
@@ -139,7 +140,6 @@ SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = Message("ShareGroupStatePartitionMe
 # The 4.0 preview layouts of share-group values that changed at the same version in 4.1 (3.9's early access wrote
 # the 4.0 state-partition layout under record type 9). A value is read with the 4.1+ layout when that reads it
 # exactly, else with the preview one (``"layout": "4.0-preview"`` in the decoded value).
-PREVIEW = "4.0-preview"
 SHARE_GROUP_METADATA_VALUE_PREVIEW = Message("ShareGroupMetadataValue", "0", fields=(Field("Epoch", "int32"),),
                                              extra={"layout": PREVIEW})
 SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_PREVIEW = Message(
@@ -238,7 +238,7 @@ CONSUMER_PROTOCOL_ASSIGNMENT = Message("ConsumerProtocolAssignment", "0-3", flex
 def decode_consumer_protocol(message: Message, data: bytes) -> dict[str, Any]:
     """A member's subscription or assignment bytes (int16 version, then ``message``) as the JSON converter
     writes them; :class:`DecodeError` when they are not in the consumer protocol."""
-    return read_part(message, _version(data, "protocol"), data, "protocol")
+    return read_part(message, record_version(data, "protocol"), data, "protocol")
 
 
 # Record type (the key's first int16) -> (kind, key message, value message), as apiMessageKeyFor/ValueFor.
@@ -281,15 +281,9 @@ RECORD_TYPES: dict[int, tuple[str, Message, Message]] = {
 }
 
 
-def _version(data: bytes, part: str) -> int:
-    if len(data) < 2:
-        raise DecodeError(f"{part}.version", f"Could not read version from {part}'s buffer ({len(data)} bytes)", 0)
-    return int.from_bytes(data[:2], "big", signed=True)
-
-
 def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
     """The record's kind and its key as ``{"version", "type", "data"}`` (``version`` is the record type)."""
-    rtype = _version(key, "key")
+    rtype = record_version(key, "key")
     if rtype not in RECORD_TYPES:
         raise DecodeError("key.version", f"unknown record type {rtype} (GroupCoordinatorRecordSerde knows "
                           f"0..{max(RECORD_TYPES)}; kept raw)", 0)
@@ -299,33 +293,12 @@ def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
 
 def decode_value(rtype: int, value: bytes) -> dict[str, Any]:
     """A value of record type ``rtype`` as ``{"version", "type", "data"}``."""
-    message = RECORD_TYPES[rtype][2]
-    version = _version(value, "value")
-    preview = PREVIEW_VALUES.get(rtype)
-    if preview is None:
-        return {"version": version, "type": message.name, "data": read_part(message, version, value, "value")}
-    used, data = read_part_layouts((message, preview), version, value, "value")
-    out: dict[str, Any] = {"version": version, "type": used.name, "data": data}
-    if used is preview:
-        out["layout"] = PREVIEW
-    return out
+    return layout_value(RECORD_TYPES[rtype][2], PREVIEW_VALUES.get(rtype), value)
 
 
 def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
     """Decode one ``__consumer_offsets`` record; never raises (undecodable parts stay hex, with a defect)."""
-    if key is None:
-        return DecodedRecord(None, None if value is None else value.hex(), None,
-                             (RecordDefect("key", "null key (the offsets topic decoder needs a key)"),))
-    try:
-        kind, dkey = decode_key(key)
-    except DecodeError as err:
-        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (RecordDefect.of(err),))
-    if value is None:
-        return DecodedRecord(dkey, None, kind)
-    try:
-        return DecodedRecord(dkey, decode_value(dkey["version"], value), kind)
-    except DecodeError as err:
-        return DecodedRecord(dkey, value.hex(), kind, (RecordDefect.of(err),))
+    return decode_record(key, value, decode_key, decode_value, "offsets topic")
 
 
 DECODER = register(TopicDecoder("group-coordinator", (OFFSETS_TOPIC,), decode,

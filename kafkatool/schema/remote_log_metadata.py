@@ -34,8 +34,8 @@ _LEADER_EPOCHS = Field("SegmentLeaderEpochs", "[]SegmentLeaderEpochEntry", field
 _CUSTOM_METADATA = Field("CustomMetadata", "bytes", nullable="0+", default="null")
 _TXN_INDEX_EMPTY = Field("TxnIndexEmpty", "bool", tag=0, tagged="0+", default=False)
 
-REMOTE_LOG_SEGMENT_METADATA_RECORD = Message("RemoteLogSegmentMetadataRecord", "0", api_key=0, fields=(
-    Field("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=_SEGMENT_ID),
+# A segment's metadata after its id, the same in the record and in the snapshot record.
+_SEGMENT_FIELDS = (
     Field("StartOffset", "int64"),
     Field("EndOffset", "int64"),
     Field("BrokerId", "int32"),
@@ -46,6 +46,11 @@ REMOTE_LOG_SEGMENT_METADATA_RECORD = Message("RemoteLogSegmentMetadataRecord", "
     _CUSTOM_METADATA,
     Field("RemoteLogSegmentState", "int8"),
     _TXN_INDEX_EMPTY,
+)
+
+REMOTE_LOG_SEGMENT_METADATA_RECORD = Message("RemoteLogSegmentMetadataRecord", "0", api_key=0, fields=(
+    Field("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=_SEGMENT_ID),
+    *_SEGMENT_FIELDS,
 ))
 REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD = Message("RemoteLogSegmentMetadataUpdateRecord", "0", api_key=1, fields=(
     Field("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=_SEGMENT_ID),
@@ -63,16 +68,7 @@ REMOTE_PARTITION_DELETE_METADATA_RECORD = Message("RemotePartitionDeleteMetadata
 REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD = Message("RemoteLogSegmentMetadataSnapshotRecord", "0", api_key=3,
                                                       fields=(
     Field("SegmentId", "uuid"),
-    Field("StartOffset", "int64"),
-    Field("EndOffset", "int64"),
-    Field("BrokerId", "int32"),
-    Field("MaxTimestampMs", "int64"),
-    Field("EventTimestampMs", "int64"),
-    _LEADER_EPOCHS,
-    Field("SegmentSizeInBytes", "int32"),
-    _CUSTOM_METADATA,
-    Field("RemoteLogSegmentState", "int8"),
-    _TXN_INDEX_EMPTY,
+    *_SEGMENT_FIELDS,
 ))
 
 BY_API_KEY: dict[int, Message] = {m.api_key: m for m in (

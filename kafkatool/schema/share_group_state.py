@@ -20,8 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part, read_part_layouts, version_prefix
-from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
+from kafkatool.schema.coordinator_records import PREVIEW, decode_record, layout_value, record_version
+from kafkatool.schema.kafka_message import NEVER, Field, Message, read_part
+from kafkatool.schema.topic_records import DecodedRecord, TopicDecoder, register
 
 SHARE_GROUP_STATE_TOPIC = "__share_group_state"
 SERDE = "ShareCoordinatorRecordSerde"
@@ -62,7 +63,6 @@ SHARE_UPDATE_VALUE = Message("ShareUpdateValue", "0", fields=(
 
 # The 4.0 preview layouts (same version 0, other fields): tried when the 4.1+ layout does not read a value exactly;
 # the decoded value then says ``"layout": "4.0-preview"``.
-PREVIEW = "4.0-preview"
 _STATE_BATCH_PREVIEW = tuple(Field(f.name, f.type, "0") for f in _STATE_BATCH)
 SHARE_SNAPSHOT_VALUE_PREVIEW = Message("ShareSnapshotValue", "0", extra={"layout": PREVIEW}, fields=(
     Field("SnapshotEpoch", "uint16", "0"),
@@ -90,16 +90,9 @@ DELIVERY_STATES: dict[int, str] = {0: "Available", 1: "Acquired", 2: "Acknowledg
 """``RecordState``'s ids, the ``DeliveryState`` of a state batch (only 0, 2 and 4 are persisted)."""
 
 
-def _version(data: bytes, part: str) -> int:
-    found = version_prefix(data)
-    if found is None:
-        raise DecodeError(f"{part}.version", f"Could not read version from {part}'s buffer ({len(data)} bytes)", 0)
-    return found
-
-
 def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
     """The record's kind and its key as ``{"version", "type", "data"}`` (``version`` is the record type)."""
-    rtype = _version(key, "key")
+    rtype = record_version(key, "key")
     if rtype not in RECORD_TYPES:
         raise DecodeError("key.version", f"unknown record type {rtype} ({SERDE} knows 0..{max(RECORD_TYPES)}; "
                           "kept raw)", 0)
@@ -110,31 +103,12 @@ def decode_key(key: bytes) -> tuple[str, dict[str, Any]]:
 def decode_value(rtype: int, value: bytes) -> dict[str, Any]:
     """A value of record type ``rtype`` as ``{"version", "type", "data"}`` (absent tagged fields at their
     defaults), plus ``"layout": "4.0-preview"`` when only the 4.0 preview layout reads it."""
-    message = RECORD_TYPES[rtype][2]
-    version = _version(value, "value")
-    preview = PREVIEW_VALUES[rtype]
-    used, data = read_part_layouts((message, preview), version, value, "value")
-    out: dict[str, Any] = {"version": version, "type": used.name, "data": data}
-    if used is preview:
-        out["layout"] = PREVIEW
-    return out
+    return layout_value(RECORD_TYPES[rtype][2], PREVIEW_VALUES[rtype], value)
 
 
 def decode(key: bytes | None, value: bytes | None) -> DecodedRecord:
     """Decode one ``__share_group_state`` record; never raises (undecodable parts stay hex, with a defect)."""
-    if key is None:
-        return DecodedRecord(None, None if value is None else value.hex(), None,
-                             (RecordDefect("key", "null key (the share-group state decoder needs a key)"),))
-    try:
-        kind, dkey = decode_key(key)
-    except DecodeError as err:
-        return DecodedRecord(key.hex(), None if value is None else value.hex(), None, (RecordDefect.of(err),))
-    if value is None:
-        return DecodedRecord(dkey, None, kind)
-    try:
-        return DecodedRecord(dkey, decode_value(dkey["version"], value), kind)
-    except DecodeError as err:
-        return DecodedRecord(dkey, value.hex(), kind, (RecordDefect.of(err),))
+    return decode_record(key, value, decode_key, decode_value, "share-group state")
 
 
 DECODER = register(TopicDecoder("share-group-state", (SHARE_GROUP_STATE_TOPIC,), decode,
