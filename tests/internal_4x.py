@@ -40,6 +40,7 @@ def i64(n: int) -> bytes:
 
 
 def uvarint(n: int) -> bytes:
+    """An unsigned varint written here, not by the schema, so the hand-made inputs stay independent of the reader."""
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)

@@ -3,6 +3,8 @@ segments (to exercise byte-range cuts) and with a segment whose ``.index`` point
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +98,14 @@ def false_cut_dir(root: Path) -> tuple[Path, int]:
     log_dir = root / "broker-trap"
     write_tree(files, log_dir)
     return log_dir, false_pos
+
+
+def spark_unavailable() -> str | None:
+    """Why the Spark engine cannot run here (no pyspark, no Java), or ``None`` when it can."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed"
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        return "no Java runtime"
+    return None

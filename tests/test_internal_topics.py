@@ -16,6 +16,7 @@ from kafkatool.schema import group_coordinator, transaction_log
 from kafkatool.schema.kafka_message import read_message
 from kafkatool.schema.topic_records import decoder_for_topic, decoder_named, decoders
 from tests.conftest import corpus_cases, load_expected, shared_dir
+from tests.internal_4x import uvarint
 
 runner = CliRunner()
 CASE = "internal-topics-hanging-txn-clean"
@@ -194,16 +195,6 @@ def test_kafka_format_transaction_log_decoder_prints_kafkas_text() -> None:
         assert sorted(filter(None, shown.split(","))) == sorted(listed)
         assert tail == f"txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},txnTimeoutMs=" \
                        f"{v['transactionTimeoutMs']}"
-
-
-def uvarint(n: int) -> bytes:
-    """An unsigned varint written here, not by the schema, so the hand-made inputs stay independent of the reader."""
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def compact(text: str) -> bytes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,24 +18,14 @@ from typer.testing import CliRunner
 
 from kafkatool.cli import app
 from tests.conftest import REPO, corpus_cases, shared_dir
-from tests.scan_support import big_partition_dir, expected_batch_rows, false_cut_dir, read_tables
+from tests.scan_support import big_partition_dir, expected_batch_rows, false_cut_dir, read_tables, spark_unavailable
 
 runner = CliRunner()
 
 
-def _unavailable() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed"
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        return "no Java runtime"
-    return None
-
-
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    reason = _unavailable()
+    reason = spark_unavailable()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"{reason} (CI is set: the Spark engine must be tested)")
@@ -160,8 +149,8 @@ def test_spark_logs_go_to_a_file_named_in_one_line(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    if _unavailable():
-        pytest.skip(_unavailable() or "")
+    if spark_unavailable():
+        pytest.skip(spark_unavailable() or "")
     proc = subprocess.run([sys.executable, "-m", "kafkatool", "scan", "--engine", "spark", "--master", "local[1]",
                            "--no-progress", "--fail-on", "never", "--out", str(tmp_path / "out"),
                            str(REPO / "fixtures" / "demo")], capture_output=True, text=True, check=False, timeout=300)

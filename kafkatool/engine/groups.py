@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkatool.errors import DecodeError
-from kafkatool.model import NO_PRODUCER_ID, PartitionData, RecordBatch
+from kafkatool.model import NO_PRODUCER_ID, PartitionData, Record, RecordBatch
 from kafkatool.schema import group_coordinator as gc
 from kafkatool.schema.share_group_state import DELIVERY_STATES
-from kafkatool.schema.topic_records import DecodeFn
+from kafkatool.schema.topic_records import DecodedRecord, DecodeFn
 
 COMMIT, ABORT = 1, 0
 
@@ -312,6 +312,12 @@ def _state_batches(v: dict[str, Any]) -> list[dict[str, Any]]:
              "delivery_count": b["deliveryCount"]} for b in v.get("stateBatches") or ()]
 
 
+def _problem(part: PartitionData, r: Record, d: DecodedRecord) -> dict[str, Any]:
+    """A record the decoder could not read, as listed in the groups output."""
+    return {"partition": part.directory, "offset": r.offset, "position": r.position,
+            "reason": "; ".join(d.defects) or "undecodable key"}
+
+
 def replay_share_state(parts: list[PartitionData], decode: DecodeFn, state: OffsetsState) -> None:
     """Replay ``__share_group_state`` partitions (read deep) into ``state.share_state``; undecodable records
     become problems."""
@@ -324,8 +330,7 @@ def replay_share_state(parts: list[PartitionData], decode: DecodeFn, state: Offs
                     state.share_records += 1
                     d = decode(r.key, r.value)
                     if d.defects or not isinstance(d.key, dict) or d.kind is None:
-                        state.problems.append({"partition": part.directory, "offset": r.offset, "position": r.position,
-                                               "reason": "; ".join(d.defects) or "undecodable key"})
+                        state.problems.append(_problem(part, r, d))
                         continue
                     k = d.key["data"]
                     sp = (k["groupId"], k["topicId"], k["partition"])
@@ -374,8 +379,7 @@ def replay_offsets(parts: list[PartitionData], decode: DecodeFn) -> OffsetsState
                     state.records += 1
                     d = decode(r.key, r.value)
                     if d.defects or not isinstance(d.key, dict) or d.kind is None:
-                        state.problems.append({"partition": part.directory, "offset": r.offset, "position": r.position,
-                                               "reason": "; ".join(d.defects) or "undecodable key"})
+                        state.problems.append(_problem(part, r, d))
                         continue
                     if d.kind != "offset_commit":
                         _apply_group_record(state, d.kind, d.key, d.value)

@@ -14,7 +14,6 @@ import ast
 import json
 import os
 import pickle
-import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from kafkatool.reading.logdir import read_log_dir
 from kafkatool.schema import codecs, legacy
 from kafkatool.schema.codecs import DEFAULT_LIMITS, DEFAULT_MAX_OUTPUT, ReadLimits
 from kafkatool.schema.filenames import segment_file_name
-from tests.scan_support import read_tables
+from tests.scan_support import read_tables, spark_unavailable
 
 CAP = 50_000
 REFUSED = f"gzip payload decompresses to more than {CAP} bytes (refused)"
@@ -145,19 +144,9 @@ def test_scan_local_refuses_under_the_cap(log_dir: Path, tmp_path: Path) -> None
     assert REFUSED in [r["reason"] for r in read_tables(out)["findings"]]
 
 
-def _spark_unavailable() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed"
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        return "no Java runtime"
-    return None
-
-
 def test_scan_spark_executors_use_the_command_lines_cap(log_dir: Path, tmp_path: Path) -> None:
     """Spark's Python workers never see the command line: the cap reaches them with the readers."""
-    reason = _spark_unavailable()
+    reason = spark_unavailable()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"{reason} (CI is set: the Spark engine must be tested)")
