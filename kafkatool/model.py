@@ -610,3 +610,8 @@ class LogDirData:
     meta_properties: MetaProperties | None = None
     unknown_files: list[str] = field(default_factory=list)
     defects: list[Defect] = field(default_factory=list)
+
+    def checkpoint(self, name: str, tp: TopicPartition | None) -> int | None:
+        """``tp``'s entry in the log-dir checkpoint file ``name``; ``None`` when the file or the entry is absent."""
+        entries = self.checkpoints.get(name)
+        return None if entries is None or tp is None else entries.get(tp)

@@ -148,13 +148,6 @@ def segments_on_disk(part: PartitionData) -> list[dict[str, Any]]:
              "valid_bytes": s.valid_bytes, "file": s.log_file, "defects": len(s.defects)} for s in part.segments]
 
 
-def _hw_checkpoint(data: LogDirData, part: PartitionData) -> int | None:
-    entries = data.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT)
-    if not entries or part.topic_partition is None:
-        return None
-    return entries.get(part.topic_partition)
-
-
 def _label(path: str, data: LogDirData) -> str:
     node = data.meta_properties.node_id if data.meta_properties is not None else None
     return f"broker {node}" if node is not None else path
@@ -185,7 +178,8 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
         advance(sum(s.log_size for s in part.segments))
         tp = part.topic_partition
         rdoc = replay_document(rep, directory=part.directory, topic=tp.topic if tp else part.directory,
-                               partition=tp.partition if tp else None, high_watermark=_hw_checkpoint(data, part),
+                               partition=tp.partition if tp else None,
+                               high_watermark=data.checkpoint(REPLICATION_OFFSET_CHECKPOINT, tp),
                                now=now if now is not None else rep.manager.last_timestamp, timeout_ms=timeout_ms)
         timeout_arg = f" --transaction-timeout-ms {timeout_ms}" if timeout_ms != DEFAULT_TXN_TIMEOUT_MS else ""
         partitions.append({

@@ -69,12 +69,9 @@ def _d(code: str, file: str, reason: str, severity: Severity = "error", position
 
 
 def _offsets(data: LogDirData, tp: TopicPartition | None) -> PartitionOffsets:
-    def get(name: str) -> int | None:
-        cp = data.checkpoints.get(name)
-        return None if cp is None or tp is None else cp.get(tp)
-
-    return PartitionOffsets(get(RECOVERY_POINT_CHECKPOINT), get(REPLICATION_OFFSET_CHECKPOINT),
-                            get(LOG_START_OFFSET_CHECKPOINT))
+    return PartitionOffsets(data.checkpoint(RECOVERY_POINT_CHECKPOINT, tp),
+                            data.checkpoint(REPLICATION_OFFSET_CHECKPOINT, tp),
+                            data.checkpoint(LOG_START_OFFSET_CHECKPOINT, tp))
 
 
 def _managed(part: PartitionData) -> bool:

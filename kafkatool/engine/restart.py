@@ -130,13 +130,6 @@ class RestartResult:
     partitions: list[PartitionRestart] = field(default_factory=list)
 
 
-def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
-    entries = data.checkpoints.get(name)
-    if not entries or part.topic_partition is None:
-        return None
-    return entries.get(part.topic_partition)
-
-
 def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
     loss = res.loss
     batches = records = 0
@@ -202,10 +195,10 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
         res.steps.append(Step("metadata-log", "the KRaft metadata log is loaded by KafkaMetadataLog: every segment "
                                               "is recovered on every start"))
     else:
-        log_start_entry = _checkpoint(data, LOG_START_OFFSET_CHECKPOINT, part)
+        log_start_entry = data.checkpoint(LOG_START_OFFSET_CHECKPOINT, part.topic_partition)
         log_start_cp = log_start_entry or 0
-        recovery_cp = _checkpoint(data, RECOVERY_POINT_CHECKPOINT, part) or 0
-        hw_cp = _checkpoint(data, REPLICATION_OFFSET_CHECKPOINT, part)
+        recovery_cp = data.checkpoint(RECOVERY_POINT_CHECKPOINT, part.topic_partition) or 0
+        hw_cp = data.checkpoint(REPLICATION_OFFSET_CHECKPOINT, part.topic_partition)
         if options.recovery_point is not None:
             recovery_cp = options.recovery_point
     res.inputs = {"recovery_point_checkpoint": recovery_cp, "log_start_offset_checkpoint": log_start_cp,

@@ -77,11 +77,6 @@ def _nonneg(value: int) -> int | None:
     return None if value < 0 else value
 
 
-def _checkpoint(data: LogDirData, name: str, part: PartitionData) -> int | None:
-    cp = data.checkpoints.get(name)
-    return None if cp is None or part.topic_partition is None else cp.get(part.topic_partition)
-
-
 @functools.lru_cache(maxsize=32)
 def _shell(log_dir: str) -> LogDirData:
     """A log dir's own files and light partitions, read once per worker process (a log dir holds thousands of
@@ -168,9 +163,9 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
         "segments": len(part.segments), "size_bytes": sum(seg.log_size for seg in part.segments),
         "first_offset": part.segments[0].base_offset if part.segments else None,
         "log_end_offset": part.log_end_offset,
-        "recovery_point": _checkpoint(data, RECOVERY_POINT_CHECKPOINT, part),
-        "high_watermark": _checkpoint(data, REPLICATION_OFFSET_CHECKPOINT, part),
-        "log_start_offset_checkpoint": _checkpoint(data, LOG_START_OFFSET_CHECKPOINT, part),
+        "recovery_point": data.checkpoint(RECOVERY_POINT_CHECKPOINT, part.topic_partition),
+        "high_watermark": data.checkpoint(REPLICATION_OFFSET_CHECKPOINT, part.topic_partition),
+        "log_start_offset_checkpoint": data.checkpoint(LOG_START_OFFSET_CHECKPOINT, part.topic_partition),
         "latest_leader_epoch": epochs[-1].epoch if epochs else None,
         "latest_epoch_start_offset": epochs[-1].start_offset if epochs else None,
         "snapshots": len(part.snapshots), "latest_snapshot_offset": snaps[-1].offset if snaps else None,
