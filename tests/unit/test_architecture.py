@@ -22,7 +22,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "kafkatool"
 
 RANK = {"errors": 0, "model": 0, "schema": 1, "storage": 2, "reading": 3, "writing": 3, "engine": 4, "analysis": 5,
-        "render": 6, "commands": 7, "cli": 8, "__main__": 9, "__init__": 0, "fleet": 6}
+        "render": 6, "commands": 7, "cli": 8, "__main__": 9, "__init__": 0, "fleet": 6, "_native": 0}
 # Layers a module may import besides those of lower rank.
 EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "storage", "writing", "engine",
                                          "analysis"}}
