@@ -8,7 +8,8 @@
 //! - `codecs`: gzip, snappy (plain and xerial), lz4 (frame, and magic 0's broken header checksum), zstd, under
 //!   explicit decompression limits;
 //! - `records`: record decoding (varints, headers, control records) into columns;
-//! - `text`: the volume text writers (`--format kafka`, `--format jsonl`);
+//! - `text`: the shallow volume text writer (`--format kafka` batch lines);
+//! - `text_deep`: the deep writers (`--format kafka --deep/--print-data`, `--format jsonl` records);
 //! - `producers`: producer-state replay over batch columns (Kafka's ProducerStateManager).
 #![forbid(unsafe_code)]
 
@@ -20,6 +21,7 @@ pub mod layout;
 pub mod producers;
 pub mod records;
 pub mod text;
+pub mod text_deep;
 pub mod walk;
 
 /// The crate's version and the layout fingerprint it was generated from (see `layout.rs`).
@@ -35,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     codecs::register(m)?;
     records::register(m)?;
     text::register(m)?;
+    text_deep::register(m)?;
     producers::register(m)?;
     Ok(())
 }
