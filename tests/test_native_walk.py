@@ -118,3 +118,12 @@ def test_missing_file_stops_where_it_started(tmp_path: Path) -> None:
     assert core is not None
     positions, headers, bad, reached = core.walk_path(str(tmp_path / "absent.log"), 5, 100, 100, True)
     assert (len(positions), len(headers), len(bad), reached) == (0, 0, 0, 5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_files_over_several_read_chunks(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segments of a few MiB (the file reader's chunks are 1 MiB: headers and CRCs across chunk ends)."""
+    data = clean_segment(500, 7 + seed, 600 + 37 * seed)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(damaged(seed, data) if seed % 2 else data)
+    assert_same(path, monkeypatch)

@@ -110,6 +110,141 @@ impl Source for FileSource {
     }
 }
 
+/// A file read front to back by a reader thread, [`CHUNK`] bytes at a time, two chunks ahead: the copy out of
+/// the page cache overlaps the CRC. Only forward access (the walk's): a position behind the current chunk is
+/// not available (`None`), which makes the walk stop there as at unreadable bytes.
+pub struct StreamSource {
+    chunks: std::sync::mpsc::Receiver<Vec<u8>>,
+    spare: std::sync::mpsc::SyncSender<Vec<u8>>,
+    cur: Vec<u8>,
+    cur_start: u64,
+    next: Option<Vec<u8>>,
+    done: bool,
+    scratch: Vec<u8>,
+}
+
+/// The reader thread's chunk size.
+pub const CHUNK: usize = 1 << 20;
+
+impl StreamSource {
+    /// The consumer's end; `chunks` delivers consecutive chunks from `start`, `spare` takes used buffers back.
+    fn new(chunks: std::sync::mpsc::Receiver<Vec<u8>>, spare: std::sync::mpsc::SyncSender<Vec<u8>>, start: u64)
+        -> Self {
+        StreamSource { chunks, spare, cur: Vec::new(), cur_start: start, next: None, done: false, scratch: Vec::new() }
+    }
+
+    fn cur_end(&self) -> u64 {
+        self.cur_start + self.cur.len() as u64
+    }
+
+    /// Make sure the chunk after the current one is loaded (when there is one).
+    fn peek(&mut self) -> bool {
+        if self.next.is_none() && !self.done {
+            match self.chunks.recv() {
+                Ok(chunk) if !chunk.is_empty() => self.next = Some(chunk),
+                _ => self.done = true,
+            }
+        }
+        self.next.is_some()
+    }
+
+    /// Move to the next chunk; false at the end of the stream.
+    fn advance(&mut self) -> bool {
+        if !self.peek() {
+            return false;
+        }
+        let next = self.next.take().unwrap_or_default();
+        let old = std::mem::replace(&mut self.cur, next);
+        self.cur_start += old.len() as u64;
+        let _ = self.spare.try_send(old);
+        true
+    }
+
+    /// Run the reader over `file` from `start` to `limit`, feeding a `StreamSource` given to `body`.
+    pub fn with<T>(file: &File, start: u64, limit: u64, chunk: usize, body: impl FnOnce(&mut StreamSource) -> T)
+        -> T {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+        let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let mut at = start;
+                while at < limit {
+                    let want = (limit - at).min(chunk.max(V2_HEADER_SIZE) as u64) as usize;
+                    let mut buf = spare_rx.try_recv().unwrap_or_default();
+                    buf.resize(want, 0);
+                    let mut got = 0;
+                    while got < want {
+                        match file.read_at(&mut buf[got..], at + got as u64) {
+                            Ok(0) => break,
+                            Ok(k) => got += k,
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                            Err(_) => break,
+                        }
+                    }
+                    buf.truncate(got);
+                    let short = got < want;
+                    if got == 0 || tx.send(buf).is_err() || short {
+                        break;
+                    }
+                    at += got as u64;
+                }
+            });
+            let mut src = StreamSource::new(rx, spare_tx, start);
+            let out = body(&mut src);
+            drop(src); // the receiver goes: a reader still ahead stops at its next send
+            out
+        })
+    }
+}
+
+impl Source for StreamSource {
+    fn get(&mut self, pos: u64, n: usize) -> Option<&[u8]> {
+        if pos < self.cur_start {
+            return None;
+        }
+        while pos >= self.cur_end() {
+            if !self.advance() {
+                return None;
+            }
+        }
+        let at = (pos - self.cur_start) as usize;
+        if at + n <= self.cur.len() {
+            return Some(&self.cur[at..at + n]);
+        }
+        // Across two chunks (a header): gather the bytes, staying on the current chunk (the CRC starts in it).
+        let need = at + n - self.cur.len();
+        if !self.peek() || self.next.as_ref().is_none_or(|next| next.len() < need) {
+            return None;
+        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&self.cur[at..]);
+        if let Some(next) = &self.next {
+            self.scratch.extend_from_slice(&next[..need]);
+        }
+        Some(&self.scratch[..n])
+    }
+
+    fn crc(&mut self, from: u64, to: u64) -> Option<u32> {
+        if from < self.cur_start {
+            return None;
+        }
+        let mut crc = 0u32;
+        let mut at = from;
+        while at < to {
+            while at >= self.cur_end() {
+                if !self.advance() {
+                    return None;
+                }
+            }
+            let a = (at - self.cur_start) as usize;
+            let b = ((to - self.cur_start) as usize).min(self.cur.len());
+            crc = crc32c::crc32c_append(crc, &self.cur[a..b]);
+            at = self.cur_start + b as u64;
+        }
+        Some(crc)
+    }
+}
+
 /// What one run of the fast loop found: the clean batches' positions and raw 61-byte headers (in file order), the
 /// positions whose stored CRC does not match, and where the loop stopped.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -191,9 +326,11 @@ fn walk_bytes<'py>(py: Python<'py>, data: &[u8], pos: i64, limit: i64, stop: i64
 fn walk_path<'py>(py: Python<'py>, path: &str, pos: i64, limit: i64, stop: i64, verify_crc: bool)
     -> PyResult<ChainColumns<'py>> {
     guard("walk_path", || {
-        let chain = py.detach(|| match FileSource::open(path, WINDOW) {
-            Ok(mut src) => scan_chain(&mut src, pos, limit, stop, verify_crc),
-            Err(_) => Chain { reached: pos, ..Chain::default() },
+        let chain = py.detach(|| match File::open(path) {
+            Ok(file) if pos >= 0 && limit > pos => StreamSource::with(&file, pos as u64, limit as u64, CHUNK, |src| {
+                scan_chain(src, pos, limit, stop, verify_crc)
+            }),
+            _ => Chain { reached: pos, ..Chain::default() },
         });
         Ok(columns(py, chain))
     })
@@ -248,8 +385,15 @@ mod tests {
         let want = scan_chain(&mut SliceSource(&data), 0, n, n, true);
         let mut src = FileSource::open(dir.to_str().unwrap(), 512).unwrap();
         let got = scan_chain(&mut src, 0, n, n, true);
-        std::fs::remove_file(&dir).unwrap();
         assert_eq!(got, want);
+        let file = File::open(&dir).unwrap();
+        for (start, chunk) in [(0, 1000), (want.positions[17], 777), (0, 64), (5, 4096)] {
+            let streamed =
+                StreamSource::with(&file, start as u64, n as u64, chunk, |s| scan_chain(s, start, n, n, true));
+            let direct = scan_chain(&mut SliceSource(&data), start, n, n, true);
+            assert_eq!(streamed, direct);
+        }
+        std::fs::remove_file(&dir).unwrap();
         assert_eq!(got.positions.len(), 200);
     }
 }
