@@ -127,3 +127,16 @@ def test_files_over_several_read_chunks(seed: int, tmp_path: Path, monkeypatch: 
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(damaged(seed, data) if seed % 2 else data)
     assert_same(path, monkeypatch)
+
+
+@pytest.mark.parametrize("path", all_logs(), ids=lambda p: str(p).replace(str(SHARED), "shared").replace(str(REPO), ""))
+def test_fleet_batch_rows_as_the_python_path(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet scan's batch rows (``reading.batch_scan.scan_range``), whole and in two ranges."""
+    from kafkatool.reading.batch_scan import SegmentRange, scan_range
+
+    size = path.stat().st_size
+    for start, stop in ((0, None), (0, size // 2), (size // 2, None)):
+        unit = SegmentRange("d", "t", 0, str(path), start, stop, size)
+        want = python_path(lambda u=unit: scan_range(u), monkeypatch)
+        got = scan_range(unit)
+        assert (got.columns, got.landing, got.defects) == (want.columns, want.landing, want.defects)
