@@ -44,23 +44,48 @@ fn be_i64(b: &[u8], at: usize) -> i64 {
     i64::from_be_bytes(x)
 }
 
-/// Append the decimal text of `v` (as Java's `Long.toString`).
+/// Append the decimal text of `v` (as Java's `Long.toString`); u64 arithmetic (i128 only past i64's range).
 fn num(out: &mut Vec<u8>, v: i128) {
+    if let Ok(small) = i64::try_from(v) {
+        return num64(out, small);
+    }
     let mut digits = [0u8; 40];
     let mut i = digits.len();
-    let negative = v < 0;
     let mut u = v.unsigned_abs();
-    loop {
+    while u > 0 {
         i -= 1;
         digits[i] = b'0' + (u % 10) as u8;
         u /= 10;
-        if u == 0 {
-            break;
-        }
     }
-    if negative {
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// `num` for an i64, the common case: two digits a step.
+fn num64(out: &mut Vec<u8>, v: i64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut u = v.unsigned_abs();
+    while u >= 100 {
+        let pair = (u % 100) as usize * 2;
+        u /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if u >= 10 {
+        let pair = u as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'-';
+        digits[i] = b'0' + u as u8;
+    }
+    if v < 0 {
+        out.push(b'-');
     }
     out.extend_from_slice(&digits[i..]);
 }
@@ -130,44 +155,44 @@ pub fn batch_lines(src: &mut dyn Source, mut pos: i64, end: i64, file_len: i64, 
             increment_sequence(base_seq as i64, delta as i64)
         };
         out.extend_from_slice(b"baseOffset: ");
-        num(&mut out, base_offset as i128);
+        num64(&mut out, base_offset);
         out.extend_from_slice(b" lastOffset: ");
         num(&mut out, base_offset as i128 + delta as i128);
         out.extend_from_slice(b" count: ");
-        num(&mut out, count as i128);
+        num64(&mut out, count as i64);
         out.extend_from_slice(b" baseSequence: ");
-        num(&mut out, base_seq as i128);
+        num64(&mut out, base_seq as i64);
         out.extend_from_slice(b" lastSequence: ");
-        num(&mut out, last_seq as i128);
+        num64(&mut out, last_seq);
         out.extend_from_slice(b" producerId: ");
-        num(&mut out, pid as i128);
+        num64(&mut out, pid);
         out.extend_from_slice(b" producerEpoch: ");
-        num(&mut out, pepoch as i128);
+        num64(&mut out, pepoch as i64);
         out.extend_from_slice(b" partitionLeaderEpoch: ");
-        num(&mut out, ple as i128);
+        num64(&mut out, ple as i64);
         out.extend_from_slice(b" isTransactional: ");
         flag(&mut out, attrs & V2_TRANSACTIONAL_FLAG != 0);
         out.extend_from_slice(b" isControl: ");
         flag(&mut out, attrs & V2_CONTROL_FLAG != 0);
         if attrs & V2_DELETE_HORIZON_FLAG != 0 {
             out.extend_from_slice(b" deleteHorizonMs: OptionalLong[");
-            num(&mut out, base_ts as i128);
+            num64(&mut out, base_ts);
             out.extend_from_slice(b"]");
         } else {
             out.extend_from_slice(b" deleteHorizonMs: OptionalLong.empty");
         }
         out.extend_from_slice(b" position: ");
-        num(&mut out, pos as i128);
+        num64(&mut out, pos);
         out.extend_from_slice(if attrs & V2_TIMESTAMP_TYPE_FLAG != 0 { b" LogAppendTime: " } else { b" CreateTime: " });
-        num(&mut out, max_ts as i128);
+        num64(&mut out, max_ts);
         out.extend_from_slice(b" size: ");
-        num(&mut out, size_in_bytes as i128);
+        num64(&mut out, size_in_bytes);
         out.extend_from_slice(b" magic: ");
-        num(&mut out, magic as i128);
+        num64(&mut out, magic as i64);
         out.extend_from_slice(b" compresscodec: ");
         out.extend_from_slice(CODECS[codec].as_bytes());
         out.extend_from_slice(b" crc: ");
-        num(&mut out, stored as i128);
+        num64(&mut out, stored as i64);
         out.extend_from_slice(b" isvalid: ");
         flag(&mut out, valid);
         out.push(b'\n');
@@ -257,11 +282,12 @@ mod tests {
     #[test]
     fn numbers_print_as_java() {
         let mut out = Vec::new();
-        for v in [0i128, 7, -1, i64::MIN as i128, i64::MAX as i128 + i32::MAX as i128] {
+        for v in [0i128, 7, -1, 10, 99, 100, 12345, i64::MIN as i128, i64::MAX as i128 + i32::MAX as i128,
+                  i64::MIN as i128 - 5] {
             num(&mut out, v);
             out.push(b' ');
         }
-        assert_eq!(String::from_utf8(out).unwrap(), "0 7 -1 -9223372036854775808 9223372039002259454 ");
+        assert_eq!(String::from_utf8(out).unwrap(), "0 7 -1 10 99 100 12345 -9223372036854775808 9223372039002259454 -9223372036854775813 ");
     }
 
     #[test]
