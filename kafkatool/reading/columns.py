@@ -157,8 +157,8 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     finally:
         if pool is not None:
             pool.shutdown()
-    arr = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    headers = np.concatenate(heads) if heads else bc.gather_headers(buf, arr)
+    arr = _joined(parts) if parts else np.zeros(0, dtype=np.int64)
+    headers = _joined(heads) if heads else bc.gather_headers(buf, arr)
     valid = None
     if verify_crc:
         valid = np.ones(len(arr), dtype=bool)
@@ -166,6 +166,12 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
             valid = ~np.isin(arr, np.asarray(bad, dtype=np.int64))
     release(buf, start, min(pos, size))
     return SegmentColumns(arr, headers, valid, legacy, defects, landing=min(pos, size), size=size)
+
+
+def _joined(runs: list[np.ndarray]) -> np.ndarray:
+    """The runs' rows in one array (a single run as it is: no copy of a big segment's columns)."""
+    nonempty = [r for r in runs if len(r)] or runs[:1]
+    return nonempty[0] if len(nonempty) == 1 else np.concatenate(nonempty)
 
 
 def _native_walk(buf: Any, path: str | None) -> Callable[[int, int, int, bool], tuple[Any, Any, Any, int]] | None:
