@@ -97,6 +97,10 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None,
                    "log_batches": len(after), "log_records_replayed": sum(len(b.records) for b in after)},
         "image": mi.image_json(image),
     }
+    qs = files.quorum_state
+    static = list(qs.voters) if qs is not None and qs.data_version == 0 else None
+    doc["quorum"] = mi.quorum_json(mi.control_changes(recovery.latest, snap_batches, log_batches), static,
+                                   mi.control_changes(None, [], log_batches))
     if files.quorum_state is not None:
         last_fetched = epochs[-1][0] if epochs else (recovery.latest.snapshot_id.epoch if recovery.latest else 0)
         defects.extend(mi.quorum_state_checks(files.quorum_state.epoch, last_fetched,
