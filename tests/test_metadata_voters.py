@@ -117,3 +117,22 @@ def test_static_voters_without_a_voters_record() -> None:
     assert quorum["kraft_version"] == 0 and [v["voter_id"] for v in quorum["voters"]] == [1, 3]
     assert "controller.quorum.voters" in quorum["voters_source"]
     assert mi.quorum_json([], None, [])["voters"] == []
+
+
+STATIC_CASES = ("share-groups", "streams-groups")
+
+
+def test_a_static_quorum_of_real_brokers() -> None:
+    """The 4.4.0 share/streams cases ran one node with the static ``controller.quorum.voters`` of itself (the
+    harness's single-node configuration): Kafka's dump of their metadata log shows no KRaftVersion or KRaftVoters
+    record, their quorum-state is data version 0 naming node 1, so the raft client runs kraft.version 0 with the
+    static voter, the node of meta.properties."""
+    for name in STATIC_CASES:
+        case = CASE.parent / name
+        dumps = (case / "kafka-dls" / "data" / META).glob("*.txt")
+        assert not any(" KRaftVoters " in d.read_text() or " KRaftVersion " in d.read_text() for d in dumps)
+        node = next(int(line.split("=", 1)[1]) for line in (case / "data" / "meta.properties").read_text().splitlines()
+                    if line.startswith("node.id="))
+        quorum = quorum_of(case / "data")
+        assert quorum["kraft_version"] == 0 and [v["voter_id"] for v in quorum["voters"]] == [node]
+        assert "quorum-state data version 0" in quorum["voters_source"] and quorum["log"] == []
