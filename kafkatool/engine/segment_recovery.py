@@ -113,15 +113,16 @@ def infer_index_interval(part: PartitionData) -> int:
         idx = seg.index
         if idx is None or not idx.entries or idx.zero_tail:
             continue
-        chain = seg.entries
-        at = {e.position: i for i, e in enumerate(chain)}
+        # Positions from the entries' spans: a lazily held segment answers from its arrays, with no re-read.
+        positions = [at for at, _ in entry_spans(seg.entries)]
+        at = {p: i for i, p in enumerate(positions)}
         prev = 0
         for entry in idx.entries:
             i = at.get(entry.position)  # type: ignore[union-attr]
             if i is None or i == 0:
                 break
             since = entry.position - prev  # type: ignore[union-attr]
-            before = chain[i - 1].position - prev
+            before = positions[i - 1] - prev
             if before < 0:
                 break
             lo, hi = max(lo, before), min(hi, since - 1)
