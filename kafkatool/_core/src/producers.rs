@@ -711,9 +711,106 @@ fn replay_producers<'py>(
     })
 }
 
+/// How `LogSegment.recover`'s pass over a segment's batches ended (see [`recover_scan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoverEnd {
+    /// The valid prefix ends here (a gap, a CRC failure or the end of the segment).
+    Done,
+    /// `LogSegmentOffsetOverflowException`: the row's last offset is not relative to the base.
+    Overflow,
+    /// `InvalidOffsetException` of the offset index: (offset, last offset appended).
+    OffsetIndex(i64, i64),
+    /// `InvalidOffsetException` of the time index: (offset, last offset appended).
+    TimeIndex(i64, i64),
+}
+
+/// One batch as `LogSegment.recover` sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Framed {
+    pub position: i64,
+    pub size: i64,
+    pub crc_invalid: bool,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+}
+
+/// `LogSegment.recover`'s per-batch pass (as `kafkatool/engine/segment_recovery.py` models it): the valid
+/// prefix (contiguous, CRC not failed), the offset-overflow check, and the offset and time index rebuilt every
+/// `interval` bytes with their ordering checks. Returns the rows kept, the bytes they span and how it ended
+/// (an exception ends it at row `kept`).
+pub fn recover_scan(rows: &[Framed], base: i64, interval: i64) -> (usize, i64, RecoverEnd) {
+    const NO_TIMESTAMP: i64 = -1;
+    let (mut valid, mut last_index_entry) = (0i64, 0i64);
+    let mut idx_last: Option<i64> = None;
+    let (mut ts_last, mut max_ts) = ((NO_TIMESTAMP, base), (NO_TIMESTAMP, -1i64));
+    let mut ts_entries = false;
+    for (kept, r) in rows.iter().enumerate() {
+        if r.position != valid || r.crc_invalid {
+            return (kept, valid, RecoverEnd::Done);
+        }
+        match r.last_offset.checked_sub(base) {
+            Some(rel) if (0..=i32::MAX as i64).contains(&rel) => {}
+            _ => return (kept, valid, RecoverEnd::Overflow),
+        }
+        if r.max_timestamp > max_ts.0 {
+            max_ts = (r.max_timestamp, r.last_offset);
+        }
+        if valid - last_index_entry > interval {
+            if let Some(last) = idx_last {
+                if r.last_offset <= last {
+                    return (kept, valid, RecoverEnd::OffsetIndex(r.last_offset, last));
+                }
+            }
+            idx_last = Some(r.last_offset);
+            if ts_entries && max_ts.1 < ts_last.1 {
+                return (kept, valid, RecoverEnd::TimeIndex(max_ts.1, ts_last.1));
+            }
+            if max_ts.0 > ts_last.0 {
+                ts_last = max_ts;
+                ts_entries = true;
+            }
+            last_index_entry = valid;
+        }
+        valid += r.size;
+    }
+    (rows.len(), valid, RecoverEnd::Done)
+}
+
+/// [`recover_scan`] over columns: `(kept, valid bytes, end, a, b)` with `end` 0 done, 1 offset overflow,
+/// 2 offset index, 3 time index (`a`, `b`: the offsets the exception names).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn recover_segment_scan(
+    position: PyReadonlyArray1<'_, i64>,
+    size: PyReadonlyArray1<'_, i64>,
+    crc_invalid: PyReadonlyArray1<'_, bool>,
+    last_offset: PyReadonlyArray1<'_, i64>,
+    max_timestamp: PyReadonlyArray1<'_, i64>,
+    base: i64,
+    interval: i64,
+) -> PyResult<(usize, i64, u8, i64, i64)> {
+    guard("recover_segment_scan", || {
+        let (p, s, c, l, t) =
+            (position.as_array(), size.as_array(), crc_invalid.as_array(), last_offset.as_array(), max_timestamp.as_array());
+        let n = p.len();
+        same_len("recovery", n, &[s.len(), c.len(), l.len(), t.len()])?;
+        let rows: Vec<Framed> = (0..n)
+            .map(|i| Framed { position: p[i], size: s[i], crc_invalid: c[i], last_offset: l[i], max_timestamp: t[i] })
+            .collect();
+        let (kept, valid, end) = recover_scan(&rows, base, interval);
+        Ok(match end {
+            RecoverEnd::Done => (kept, valid, 0, 0, 0),
+            RecoverEnd::Overflow => (kept, valid, 1, 0, 0),
+            RecoverEnd::OffsetIndex(a, b) => (kept, valid, 2, a, b),
+            RecoverEnd::TimeIndex(a, b) => (kept, valid, 3, a, b),
+        })
+    })
+}
+
 /// Add this module's Python functions to `kafkatool._native`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_producers, m)?)?;
+    m.add_function(wrap_pyfunction!(recover_segment_scan, m)?)?;
     Ok(())
 }
 
