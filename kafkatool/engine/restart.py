@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from kafkatool.engine.log_loader import LogLoader
 from kafkatool.engine.restart_output import OutputFile, partition_plan
 from kafkatool.engine.restart_steps import Step
@@ -137,6 +139,21 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
     producers: set[int] = set()
     transactions: list[int] = []
     for entries in loader.entries_before.values():
+        cols = loader.columns.get(entries)
+        if cols is not None:
+            # the same sums over header columns (all magic 2 batches)
+            keep = cols["last_offset"] >= next_offset
+            if keep.any():
+                batches += int(keep.sum())
+                records += int(cols["records_count"][keep].astype(np.int64).sum())
+                lo, hi = int(cols["base_offset"][keep].min()), int(cols["last_offset"][keep].max())
+                first = lo if first is None else min(first, lo)
+                last = hi if last is None else max(last, hi)
+                pids = cols["producer_id"][keep]
+                producers.update(pids[pids >= 0].tolist())
+                attrs = cols["attributes"][keep]
+                transactions += cols["base_offset"][keep][(attrs & 0x30) == 0x10].tolist()
+            continue
         for e in entries:
             if e.last_offset < next_offset:
                 continue
