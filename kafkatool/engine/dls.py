@@ -172,10 +172,11 @@ class FileRecordsView:
         begin = self.start + position
         return FileRecordsView(self.label, self.buf, begin, begin + available, True, self.max_output)
 
-    def batches(self) -> Iterator[FileBatch]:
-        """``FileLogInputStream.nextBatch`` until it returns null (or throws)."""
+    def batches(self, start: int | None = None) -> Iterator[FileBatch]:
+        """``FileLogInputStream.nextBatch`` until it returns null (or throws); from ``start`` (a batch start the
+        native batch-line writer reached) instead of the view's start when given."""
         end = self.end if self.is_slice else self.size
-        pos = self.start
+        pos = self.start if start is None else start
         buf = self.buf
         file_len = len(buf)
         released = pos  # mapped pages behind the batch being printed are let go: bounded memory on huge segments
@@ -476,6 +477,12 @@ class FileDump:
 Emit = Callable[[str], None]
 """Where complete stdout lines go as they are made (each with its line end), like Kafka's ``println``."""
 
+FastLines = Callable[[int, int, Emit], int]
+"""A native writer of the shallow batch lines (``kafkatool._native.dls_batch_lines_*``, bound to one file by the
+caller): ``(start, end, emit) -> position``. From the batch at ``start`` it emits blocks of complete lines, each as
+:func:`_fast_batch_line` prints it, and returns the position of the first entry it does not handle, where
+:func:`dump_log` goes on."""
+
 
 class _Out:
     """Collects ``print``/``println`` calls into a :class:`FileDump`; with ``emit``, complete lines are handed
@@ -501,6 +508,10 @@ class _Out:
             self.emit(text + "\n")
         else:
             self.dump.lines.append(text)
+
+    def lines_from(self, text: str) -> None:
+        """Complete lines (``text`` ends with a line end) kept, as :meth:`line` keeps them without ``emit``."""
+        self.dump.lines.extend(text.split("\n")[:-1])
 
     def finish(self, error: DlsError | None = None) -> FileDump:
         self.dump.partial = "".join(self.pending)
@@ -786,13 +797,14 @@ class _NativeDeep:
 def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,
              skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None,
              parser: Callable[[Record], tuple[str | None, str | None]] | None = None,
-             emit: Emit | None = None, max_output: int | None = None) -> FileDump:
+             emit: Emit | None = None, max_output: int | None = None, fast_lines: FastLines | None = None) -> FileDump:
     """``dumpLog`` for a ``.log`` segment or a KRaft ``.checkpoint`` snapshot (``buf`` None: missing file).
 
     ``print_data`` implies deep iteration, as in Kafka. ``max_bytes`` None is Kafka's default
     (Integer.MAX_VALUE), the only value with which trailing bytes are reported. With ``emit``, lines are
     streamed to it as made (the returned dump then holds only a partial line, stderr lines and the crash).
-    ``max_output`` is the decompression cap of the run (see :class:`FileRecordsView`).
+    ``max_output`` is the decompression cap of the run (see :class:`FileRecordsView`). ``fast_lines`` writes the
+    clean run's batch lines of a shallow dump (see :data:`FastLines`).
     """
     out = _Out(emit)
     deep = deep or print_data
@@ -811,10 +823,14 @@ def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool =
             raise DlsError(path)  # NoSuchFileException
         records = FileRecordsView(path, buf, max_output=max_output).slice(0, limit)
         valid = 0
+        resume = None
+        if fast_lines is not None and not deep and not out.pending:
+            resume = fast_lines(records.start, records.end, emit if emit is not None else out.lines_from)
+            valid = resume - records.start
         last_offset = [-1]
         fast = _NativeDeep.make(out, session, records, path, key, skip_record_metadata, print_data) \
             if deep and parser is None else None
-        for batch in records.batches():
+        for batch in records.batches(resume):
             if fast is not None and fast.covers(batch, last_offset):
                 valid += batch.size_in_bytes
                 continue

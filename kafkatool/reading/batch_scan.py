@@ -208,7 +208,8 @@ def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchCol
     out = BatchColumns()
     rows: list[tuple[Any, ...]] = []
     with mapped(unit.path) as buf:
-        fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output)
+        fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output,
+                           path=unit.path)  # the native walk reads the file itself
         if not fast.defects and not fast.legacy:
             n = len(fast)
             unit_values = (unit.log_dir, unit.topic, unit.partition, unit.segment)

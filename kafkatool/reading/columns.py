@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -91,32 +91,44 @@ def _crc_pass(buf: Any, positions: list[int], heads: np.ndarray, pool: ThreadPoo
 
 
 def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0, stop: int | None = None,
-                threads: int | None = None, max_output: int | None = None) -> SegmentColumns:
+                threads: int | None = None, max_output: int | None = None, path: str | None = None) -> SegmentColumns:
     """The batches of ``buf`` that start in ``[start, stop)`` as columns, with the walker's defects.
 
     ``threads`` (default none) computes the CRCs of big batches in that many GIL-free threads; ``max_output``
-    is the read's decompression cap (legacy wrappers are inflated for their offsets).
+    is the read's decompression cap (legacy wrappers are inflated for their offsets). With the native core
+    (:func:`kafkatool.schema.native.core`), clean runs are walked by it: from ``path`` (the file ``buf`` maps,
+    read in bounded chunks) or from ``buf`` itself when it is ``bytes``; ``threads`` is then not needed.
     """
     size = len(buf)
     stop = size if stop is None else min(stop, size)
-    positions: list[int] = []
+    parts: list[np.ndarray] = []  # the positions, a run at a time
     bad: list[int] = []
     legacy: list[LegacyBatch] = []
     defects: list[Defect] = []
     heads: list[np.ndarray] = []
     pos = start
     pool: ThreadPoolExecutor | None = None
+    walk = _native_walk(buf, path)
     try:
         while pos < stop:
             chunk_end = min(stop, pos + CHUNK)
-            first, first_bad = len(positions), len(bad)
-            two_pass = verify_crc and bool(threads) and _batch_length(buf, pos, size) >= THREADED_MIN_BATCH
-            reached = bc.scan_chain(buf, pos, size, chunk_end, verify_crc and not two_pass, positions, bad)
-            heads.append(bc.gather_headers(buf, np.asarray(positions[first:], dtype=np.int64)))
-            if two_pass:
-                if pool is None:
-                    pool = ThreadPoolExecutor(threads)
-                bad.extend(_crc_pass(buf, positions[first:], heads[-1], pool, threads or CRC_THREADS))
+            first_bad = len(bad)
+            if walk is not None:
+                # the native twin of scan_chain (kafkatool._native.walk_*): the same stop, columns and bad CRCs
+                found, raw, bad_found, reached = walk(pos, size, chunk_end, verify_crc)
+                parts.append(found)
+                heads.append(raw.view(bc.header_dtype()))
+                bad.extend(bad_found.tolist())
+            else:
+                run: list[int] = []
+                two_pass = verify_crc and bool(threads) and _batch_length(buf, pos, size) >= THREADED_MIN_BATCH
+                reached = bc.scan_chain(buf, pos, size, chunk_end, verify_crc and not two_pass, run, bad)
+                parts.append(np.asarray(run, dtype=np.int64))
+                heads.append(bc.gather_headers(buf, parts[-1]))
+                if two_pass:
+                    if pool is None:
+                        pool = ThreadPoolExecutor(threads)
+                    bad.extend(_crc_pass(buf, run, heads[-1], pool, threads or CRC_THREADS))
             defects.extend(_crc_defect(buf, file, p) for p in bad[first_bad:])
             release(buf, start, min(reached, chunk_end))
             pos = reached
@@ -132,8 +144,8 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
                 if item.position >= stop:
                     nxt = item.position
                 elif isinstance(item, RecordBatch):
-                    positions.append(item.position)
-                    heads.append(bc.gather_headers(buf, np.asarray([item.position], dtype=np.int64)))
+                    parts.append(np.asarray([item.position], dtype=np.int64))
+                    heads.append(bc.gather_headers(buf, parts[-1]))
                     if item.crc_valid is False:
                         bad.append(item.position)
                 else:
@@ -145,16 +157,31 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     finally:
         if pool is not None:
             pool.shutdown()
-    arr = np.asarray(positions, dtype=np.int64)
+    arr = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     headers = np.concatenate(heads) if heads else bc.gather_headers(buf, arr)
     valid = None
     if verify_crc:
         valid = np.ones(len(arr), dtype=bool)
         if bad:
-            bad_set = set(bad)
-            valid = np.fromiter((p not in bad_set for p in positions), dtype=bool, count=len(positions))
+            valid = ~np.isin(arr, np.asarray(bad, dtype=np.int64))
     release(buf, start, min(pos, size))
     return SegmentColumns(arr, headers, valid, legacy, defects, landing=min(pos, size), size=size)
+
+
+def _native_walk(buf: Any, path: str | None) -> Callable[[int, int, int, bool], tuple[Any, Any, Any, int]] | None:
+    """The native clean-run walk over ``path`` (the file ``buf`` maps) or over ``buf`` when it is ``bytes``:
+    ``(pos, limit, stop, verify) -> (positions, raw headers, bad CRC positions, reached)``; None without it."""
+    from kafkatool.schema.native import core
+
+    native = core()
+    if native is None:
+        return None
+    if isinstance(buf, bytes):
+        return lambda pos, limit, stop, verify: native.walk_bytes(buf, pos, limit, stop, verify)  # type: ignore[no-any-return]
+    if path is not None and isinstance(buf, mmap.mmap):
+        name = os.fspath(path)
+        return lambda pos, limit, stop, verify: native.walk_path(name, pos, limit, stop, verify)  # type: ignore[no-any-return]
+    return None
 
 
 def _crc_defect(buf: Any, file: str, pos: int) -> Defect:
@@ -177,7 +204,7 @@ def scan_segment(path: str | Path, *, verify_crc: bool = True, start: int = 0, s
     """Map ``path`` read-only and scan it (see :func:`scan_buffer`); ``label`` names it in defects."""
     with mapped(path) as buf:
         return scan_buffer(buf, label if label is not None else str(path), verify_crc=verify_crc, start=start,
-                           stop=stop, threads=threads)
+                           stop=stop, threads=threads, path=str(path))
 
 
 def split_ranges(path: str | Path, parts: int) -> list[tuple[int, int]]:

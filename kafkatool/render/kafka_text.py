@@ -9,7 +9,7 @@ only when every file was dumped.
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Any, TextIO
 
 from kafkatool.engine import dls
 from kafkatool.engine.dls_decoders import Parser
@@ -60,6 +60,20 @@ def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | No
     return list(producer_snapshot.parse_producer_snapshot(data).entries), None
 
 
+def _fast_lines(path: str, buf: Any) -> dls.FastLines | None:
+    """The native core's shallow batch-line writer bound to the file at ``path`` (read by it in bounded chunks;
+    ``buf`` is that file mapped) or to ``buf`` itself when it is ``bytes``; ``None`` without the core."""
+    from kafkatool.schema.native import core
+
+    native = core()
+    if native is None or buf is None:
+        return None
+    if isinstance(buf, bytes):
+        return lambda start, end, emit: native.dls_batch_lines_bytes(buf, start, end, emit)  # type: ignore[no-any-return]
+    size = len(buf)
+    return lambda start, end, emit: native.dls_batch_lines_path(path, start, end, size, emit)  # type: ignore[no-any-return]
+
+
 def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,
               index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
               skip_record_metadata: bool, parser: Parser | None = None,
@@ -74,7 +88,7 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         with siblings.mapped_if_exists(path) as buf:
             return dls.dump_log(session, path, buf, deep=deep, print_data=print_data,
                                 skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key,
-                                parser=parser, emit=emit, max_output=max_output)
+                                parser=parser, emit=emit, max_output=max_output, fast_lines=_fast_lines(path, buf))
     if kind == "snapshot":
         data = siblings.read_if_exists(path)
         if data is None:
