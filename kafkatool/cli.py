@@ -8,9 +8,10 @@ import typer
 import typer.core
 
 from kafkatool import __version__
-from kafkatool.commands.help_style import ManStyleCommand
-from kafkatool.reading.context import reset_limits, set_limits
-from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, ReadLimits
+
+#: ``kafkatool.schema.codecs.DEFAULT_MAX_OUTPUT`` (the decompression bound, 64 MiB), repeated here so
+#: ``kafkatool --help`` imports neither the schema nor the model (tests/test_cli_startup.py keeps them equal).
+DEFAULT_MAX_OUTPUT = 64 << 20
 
 # Subcommands and their modules, in the order --help lists them. A run imports only the module of the
 # subcommand it names (interpreter start-up is most of a small run's time); ``app`` has them all.
@@ -65,7 +66,10 @@ def root(
 ) -> None:
     """Forensic toolkit for Apache Kafka broker data directories."""
     # The run's read limits, current until the command ends (reading functions resolve them when a command
-    # passes none; the scan's plan carries them to its workers).
+    # passes none; the scan's plan carries them to its workers). Imported here: ``--help`` never runs this.
+    from kafkatool.reading.context import reset_limits, set_limits
+    from kafkatool.schema.codecs import ReadLimits
+
     token = set_limits(ReadLimits(max_decompressed_bytes))
     ctx.call_on_close(lambda: reset_limits(token))
 
@@ -95,6 +99,8 @@ def build_app(only: str | None = None, *, lazy: bool = False) -> typer.Typer:
     """The Typer app with every subcommand, with only the subcommand ``only``, or (``lazy``) with each one
     imported when it runs."""
     import importlib
+
+    from kafkatool.commands.help_style import ManStyleCommand
 
     cli = typer.Typer(
         name="kafkatool",

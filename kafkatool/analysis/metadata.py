@@ -10,12 +10,18 @@ from typing import Any
 
 from kafkatool.engine import metadata_image as mi
 from kafkatool.engine.restart import RestartOptions, simulate_partition
-from kafkatool.errors import UnreadableInputError
+from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData
 from kafkatool.reading.logdir import read_log_dir
-from kafkatool.reading.metadata_log import MetadataFiles, read_meta_batches
-from kafkatool.schema.filenames import LOG_SUFFIX, DirState, segment_file_name
+from kafkatool.reading.metadata_log import (
+    MetadataFiles,
+    find_metadata_partition,
+    read_meta_batches,
+    read_metadata_files,
+)
+from kafkatool.schema.filenames import LOG_SUFFIX, DirState, parse_partition_dir, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
+from kafkatool.storage.tiered import REMOTE_STORAGE_ENABLE, remote_storage_enabled
 
 
 def _defect_json(d: Defect) -> dict[str, Any]:
@@ -97,6 +103,10 @@ def load(files: MetadataFiles, *, history_of: tuple[str, int] | None = None,
                    "log_batches": len(after), "log_records_replayed": sum(len(b.records) for b in after)},
         "image": mi.image_json(image),
     }
+    qs = files.quorum_state
+    static = list(qs.voters) if qs is not None and qs.data_version == 0 else None
+    doc["quorum"] = mi.quorum_json(mi.control_changes(recovery.latest, snap_batches, log_batches), static,
+                                   mi.control_changes(None, [], log_batches))
     if files.quorum_state is not None:
         last_fetched = epochs[-1][0] if epochs else (recovery.latest.snapshot_id.epoch if recovery.latest else 0)
         defects.extend(mi.quorum_state_checks(files.quorum_state.epoch, last_fetched,
@@ -162,3 +172,25 @@ def broker_cross_check(doc: dict[str, Any], image: mi.Image, broker_id: int | No
     doc["topic_id_check"] = [mi.check_json(c) for c in checks]
     doc["defects"].extend(_defect_json(d) for d in defects)
     return bool(defects) or any(c.stray or not c.match for c in checks)
+
+
+def topic_remote_storage(log_dir: str | Path) -> dict[str, bool] | None:
+    """Each topic's ``remote.storage.enable`` in the metadata image of the KRaft metadata log the log dir holds
+    (``path`` may also be a partition directory of it): its ConfigRecords as the image has them after the load
+    (:func:`load`); a topic of the image without the config has the default, false. ``None`` when the log dir
+    holds no readable metadata log (then nothing is known)."""
+    root = Path(log_dir)
+    parsed = parse_partition_dir(root.name)
+    lone = parsed is not None and parsed[0].topic != METADATA_TOPIC  # a partition directory: its log dir's
+    for candidate in (root.parent,) if lone else (root,):
+        try:
+            directory = find_metadata_partition(candidate)
+            _, image = load(read_metadata_files(directory))
+        except KafkatoolError:
+            continue
+        out = {t.name: False for t in image.topics.values()}
+        for (resource_type, name), values in image.configs.items():
+            if resource_type == mi.TOPIC_RESOURCE:
+                out[name] = remote_storage_enabled(values.get(REMOTE_STORAGE_ENABLE))
+        return out
+    return None

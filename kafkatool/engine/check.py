@@ -41,7 +41,7 @@ from kafkatool.schema.filenames import (
     SWAP_SUFFIX,
     offset_from_name,
 )
-from kafkatool.storage.tiered import RemoteLog
+from kafkatool.storage.tiered import DELETE_SEGMENT_STARTED, RemoteLog, outside_lineage
 
 # Reading defects and the severity they carry in a data directory.
 READ_SEVERITY: dict[str, Severity] = {
@@ -80,12 +80,14 @@ def _managed(part: PartitionData) -> bool:
 
 
 def check_log_dir(data: LogDirData, swaps: dict[str, dict[int, SegmentData]] | None = None,
-                  remote: Mapping[tuple[str, int], RemoteLog] | None = None) -> list[Defect]:
+                  remote: Mapping[tuple[str, int], RemoteLog] | None = None,
+                  remote_enabled: Mapping[str, bool] | None = None) -> list[Defect]:
     """Findings for one log dir (or a lone partition directory); ``swaps``: each partition's ``.swap`` segments
-    (see :func:`partition_findings`); ``remote``: each partition's remote log (``reading.tiered``)."""
+    (see :func:`partition_findings`); ``remote``: each partition's remote log (``reading.tiered``);
+    ``remote_enabled``: each topic's ``remote.storage.enable`` where the metadata image says it."""
     out = dir_findings(data)
     for part in data.partitions:
-        out += partition_findings(data, part, (swaps or {}).get(part.directory), remote)
+        out += partition_findings(data, part, (swaps or {}).get(part.directory), remote, remote_enabled)
     return out + dir_tail_findings(data)
 
 
@@ -107,7 +109,8 @@ def dir_findings(data: LogDirData) -> list[Defect]:
 
 
 def partition_findings(data: LogDirData, part: PartitionData, swaps: dict[int, SegmentData] | None = None,
-                       remote: Mapping[tuple[str, int], RemoteLog] | None = None) -> list[Defect]:
+                       remote: Mapping[tuple[str, int], RemoteLog] | None = None,
+                       remote_enabled: Mapping[str, bool] | None = None) -> list[Defect]:
     """One partition's findings in the context of its log dir (checkpoints, clean-shutdown marker).
 
     With the partition's ``.swap`` segments (``swaps``), an interrupted cleaner swap is checked as Kafka's load
@@ -120,10 +123,47 @@ def partition_findings(data: LogDirData, part: PartitionData, swaps: dict[int, S
                           clean_shutdown=(data.clean_shutdown is not None) if managed else None,
                           checkpoints_known=RECOVERY_POINT_CHECKPOINT in data.checkpoints)
     tp = part.topic_partition
-    if remote and tp is not None and loaded.segments:  # tiered storage: the range below the local log is remote
+    enabled = (remote_enabled or {}).get(tp.topic) if tp is not None else None
+    if (remote or enabled is not None) and tp is not None and loaded.segments:
+        # Tiered storage: the range below the local log is remote; remote segments against the local epochs.
+        log = (remote or {}).get((tp.topic, tp.partition))
         out = tiered_findings(out, part.directory, _offsets(data, tp).log_start_offset,
-                              loaded.segments[0].base_offset, remote.get((tp.topic, tp.partition)))
+                              loaded.segments[0].base_offset, log, enabled)
+        out += remote_epoch_findings(loaded, log, enabled)
     return out if swaps is None else _swap_notes(part, swaps, plan, out)
+
+
+def remote_epoch_findings(part: PartitionData, remote: RemoteLog | None, enabled: bool | None = None) -> list[Defect]:
+    """Remote segments of ``__remote_log_metadata`` that ``RemoteLogManager.isRemoteSegmentWithinLeaderEpochs``
+    would not count as this replica's log, against the partition's ``leader-epoch-checkpoint`` and log end
+    (a diverged leader's copy, or a damaged local cache): the remote log manager skips them when it looks up
+    offsets by timestamp and in retention. Segments being deleted are left out; with the topic's
+    ``remote.storage.enable`` false (metadata image) the metadata is only noted."""
+    if remote is None or not remote.segments:
+        return []
+    file = f"{part.directory}/{LEADER_EPOCH_CHECKPOINT}"
+    if enabled is False:
+        return [_d("remote-storage-disabled", part.directory,
+                   f"__remote_log_metadata holds {len(remote.segments)} segment(s) of {part.directory} but the "
+                   "topic's remote.storage.enable is false in the metadata image: Kafka loads the log as a local "
+                   "one (its log start raised to the first local segment)", "info", field="remote.storage.enable")]
+    epochs = [(e.epoch, e.start_offset) for e in part.leader_epochs or []]
+    out = []
+    for seg in sorted(remote.segments.values(), key=lambda s: (s.start_offset, s.segment_id)):
+        if seg.state >= DELETE_SEGMENT_STARTED:
+            continue
+        why = outside_lineage(seg.leader_epochs, seg.end_offset, part.log_end_offset, epochs)
+        if why is not None:
+            local = ", ".join(f"{e}@{o}" for e, o in epochs) or "none"
+            theirs = ", ".join(f"{e}@{o}" for e, o in sorted(seg.leader_epochs.items()))
+            out.append(_d("remote-epoch-lineage", file,
+                          f"remote segment {seg.segment_id} (offsets {seg.start_offset}..{seg.end_offset}, leader "
+                          f"epochs {theirs}) is not within the local leader epoch lineage ({local}; log end "
+                          f"{part.log_end_offset}): {why}. RemoteLogManager skips it (isRemoteSegmentWithinLeader"
+                          "Epochs is false): written under a leadership this replica's log does not share (an "
+                          "unclean election), or the local checkpoint is damaged", "warning",
+                          field="segmentLeaderEpochs"))
+    return out
 
 
 def _swap_notes(part: PartitionData, swaps: dict[int, SegmentData], plan: SwapPlan | None,

@@ -18,6 +18,7 @@ from kafkatool.engine.restart_producers import ProducerStateFiles, SnapshotFiles
 from kafkatool.engine.restart_segments import LoadedSegment, segments_between
 from kafkatool.engine.restart_steps import Step
 from kafkatool.engine.segment_recovery import (
+    ColumnCache,
     InvalidOffset,
     infer_index_interval,
     recover_segment,
@@ -55,6 +56,7 @@ class LogLoader:
         self.swap_replaced: set[int] = set()  # bases of the segments a completed swap replaced
         self.swap_sizes: dict[int, int] = {}  # base -> bytes of the .swap segment renamed in
         self.entries_before: dict[int, Sequence[LogEntry]] = {}
+        self.columns = ColumnCache()  # the header columns of the entries, where they can give them
         self.final_psm: ProducerStateFiles | None = None  # the producer state the load ends with
 
     def step(self, action: str, detail: str, **kw: int | str | None) -> None:
@@ -123,7 +125,7 @@ class LogLoader:
         temp = self.psm(f"recovery of segment {seg.base}")
         self.bytes_read += rebuild_producer_state(temp, loaded, self.log_start_cp, seg.base, False)
         self.bytes_read += seg.size
-        truncated = recover_segment(seg, temp, self.epochs, self.index_interval)
+        truncated = recover_segment(seg, temp, self.epochs, self.index_interval, self.columns)
         kept, valid = len(seg.entries), seg.size
         self.step("recover-segment", f"re-scan segment {seg.base} ({why}): {kept} valid entries, "
                   f"{valid} bytes", file=seg.file, offset=seg.base)

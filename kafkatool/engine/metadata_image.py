@@ -16,6 +16,10 @@ Models, without files:
   ``ClusterDelta`` (broker registration, fencing by epoch, controlled shutdown, controllers),
   ``FeaturesDelta``, ``ProducerIdsDelta`` and ``ConfigurationsDelta``. A record Kafka's replay throws on is
   reported (Kafka's fault handler logs it) and skipped.
+* ``KRaftControlRecordStateMachine`` (KIP-853): the voter set and kraft.version from the KRaftVoters and
+  KRaftVersion control records of the latest snapshot (at its last contained offset), then of the log from its
+  end offset, uncommitted ones included; without a VotersRecord the voters are the static
+  ``controller.quorum.voters``, which only a ``quorum-state`` of data version 0 records.
 * ``LogManager.isStrayKraftReplica`` for the cross-check of a broker's partition directories.
 """
 
@@ -46,6 +50,10 @@ CONTROLLED_SHUTDOWN_CHANGE = {0: None, 1: True}
 TOPIC_RESOURCE = 2
 SNAPSHOT_HEADER = ControlType.SNAPSHOT_HEADER.value
 SNAPSHOT_FOOTER = ControlType.SNAPSHOT_FOOTER.value
+KRAFT_VERSION = ControlType.KRAFT_VERSION.value
+KRAFT_VOTERS = ControlType.KRAFT_VOTERS.value
+KRAFT_VERSION_DEFAULT = 0
+"""``KRaftControlRecordStateMachine.lastKraftVersion``: ``KRAFT_VERSION_0`` when no KRaftVersionRecord was read."""
 
 
 @dataclass
@@ -619,3 +627,84 @@ def check_json(check: TopicIdCheck) -> dict[str, Any]:
             "topic_id_in_image": check.topic_id_in_image, "match": check.match,
             "broker_is_replica": check.broker_is_replica, "stray": check.stray, "verdict": check.verdict,
             "assigned_directory": check.assigned_directory}
+
+
+@dataclass(frozen=True, slots=True)
+class ControlChange:
+    """One KRaftVoters or KRaftVersion control record as ``KRaftControlRecordStateMachine.handleBatch`` adds it to
+    its history: at ``offset`` (a snapshot's records at its last contained offset), from ``source`` (the snapshot
+    file name or ``"log"``), with the record's fields."""
+
+    offset: int
+    source: str
+    record: str
+    fields: dict[str, Any]
+
+
+def control_changes(latest: SnapshotFile | None, snap_batches: list[MetaBatch],
+                    log_batches: list[MetaBatch]) -> list[ControlChange]:
+    """``KRaftControlRecordStateMachine.updateState`` at start-up: ``maybeLoadSnapshot`` (the latest snapshot's
+    control records, each at its ``lastContainedLogOffset``), then ``maybeLoadLog`` (every batch from the snapshot
+    end offset, or the log start, read ``UNCOMMITTED``), in order."""
+    out: list[ControlChange] = []
+    start = 0
+    if latest is not None:
+        at = latest.snapshot_id.end_offset - 1
+        for b in snap_batches:
+            out += _controls(b, latest.name, at)
+        start = latest.snapshot_id.end_offset
+    for b in log_batches:
+        if b.last_offset >= start:
+            out += _controls(b, "log", None)
+    return out
+
+
+def _controls(batch: MetaBatch, source: str, at: int | None) -> list[ControlChange]:
+    """A batch's KRaftVoters/KRaftVersion records (``offsetDelta`` counts every control record of the batch)."""
+    found = []
+    for delta, (ctype, fields) in enumerate(batch.controls):
+        if ctype in (KRAFT_VOTERS, KRAFT_VERSION) and fields is not None:
+            record = "VotersRecord" if ctype == KRAFT_VOTERS else "KRaftVersionRecord"
+            found.append(ControlChange(batch.base_offset + delta if at is None else at, source, record, fields))
+    return found
+
+
+def _voter_json(v: dict[str, Any]) -> dict[str, Any]:
+    feature = v.get("kRaftVersionFeature") or {}
+    return {"voter_id": v["voterId"], "directory_id": v.get("voterDirectoryId"),
+            "endpoints": [f"{e['name']}://{e['host']}:{e['port']}" for e in v.get("endpoints") or []],
+            "kraft_version_supported": [feature.get("minSupportedVersion"), feature.get("maxSupportedVersion")]}
+
+
+def _changes_json(changes: list[ControlChange]) -> list[dict[str, Any]]:
+    return [{"offset": c.offset, "source": c.source, "record": c.record,
+             **({"kraft_version": c.fields["kRaftVersion"]} if c.record == "KRaftVersionRecord" else
+                {"voters": sorted(v["voterId"] for v in c.fields["voters"])})} for c in changes]
+
+
+def quorum_json(changes: list[ControlChange], static_voters: list[int] | None,
+                whole_log: list[ControlChange]) -> dict[str, Any]:
+    """The voter set and kraft.version the raft client starts with (``lastVoterSet``, ``lastKraftVersion``), where
+    each comes from, the changes it reads (``loaded``) and every change in the kept log (``log``, the snapshot
+    aside: the history of the quorum's reconfigurations): the ``--format json`` ``quorum`` object.
+    ``static_voters``: a ``quorum-state`` v0's ``currentVoters`` (the static ``controller.quorum.voters``), used
+    without a VotersRecord."""
+    versions = [c for c in changes if c.record == "KRaftVersionRecord"]
+    voters = [c for c in changes if c.record == "VotersRecord"]
+    last_version = versions[-1] if versions else None
+    last_voters = voters[-1] if voters else None
+    if last_voters is not None:
+        current = [_voter_json(v) for v in sorted(last_voters.fields["voters"], key=lambda v: v["voterId"])]
+        source = f"VotersRecord at offset {last_voters.offset} ({last_voters.source})"
+    elif static_voters:
+        current = [{"voter_id": v, "directory_id": None, "endpoints": [], "kraft_version_supported": [None, None]}
+                   for v in sorted(static_voters)]
+        source = "quorum-state data version 0 (the static controller.quorum.voters)"
+    else:
+        current = []
+        source = "none on disk: the static controller.quorum.voters of the configuration"
+    return {"kraft_version": last_version.fields["kRaftVersion"] if last_version else KRAFT_VERSION_DEFAULT,
+            "kraft_version_source": (f"KRaftVersionRecord at offset {last_version.offset} ({last_version.source})"
+                                     if last_version else "no KRaftVersionRecord: kraft.version 0"),
+            "voters": current, "voters_source": source, "loaded": _changes_json(changes),
+            "log": _changes_json(whole_log)}

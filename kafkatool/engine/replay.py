@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafkatool.engine.producer_state import Anomaly, CheckedProducerState
-from kafkatool.model import PartitionData, ProducerSnapshotEntry, RecordBatch, SnapshotData
+import numpy as np
+
+from kafkatool.engine.producer_state import Anomaly, CheckedProducerState, replay_columns
+from kafkatool.engine.segment_recovery import entry_columns
+from kafkatool.model import PartitionData, ProducerSnapshotEntry, RecordBatch, SegmentData, SnapshotData
 from kafkatool.storage.producer_state import Transaction
 from kafkatool.storage.transaction_version import Decision, decide
 
@@ -138,32 +141,72 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
             assert snap.snapshot is not None
             result.anomalies.extend(diff_snapshot(manager.snapshot_entries(), snap.snapshot.entries, snap))
 
+    def halts(seg: SegmentData, base_offset: int, position: int, crc_valid: bool | None, gap: int) -> bool:
+        """The checks before a batch is applied: the ``until`` end, damage (reported; the replay stops
+        there unless it reads past damage), the snapshots it has passed. Whether the replay stops."""
+        if until is not None and base_offset >= until:
+            return True
+        if crc_valid is False or gap != 0:
+            why = "fails its CRC" if crc_valid is False else f"follows {gap} unreadable bytes"
+            where = f"{seg.log_file} byte {position}: the batch at offset {base_offset} {why}"
+            if not read_past_damage:
+                result.anomalies.append(Anomaly(
+                    "replay-stopped", base_offset, position, -1,
+                    f"{where}; Kafka's recovery truncates the log here, so the replay stops "
+                    "(--read-past-damage reads on)", "error"))
+                return True
+            result.anomalies.append(Anomaly(
+                "read-past-damage", base_offset, position, -1,
+                f"{where}; read on as asked (Kafka's recovery would truncate the log here)", "warning"))
+        compare_upto(base_offset)
+        return False
+
+    def segment_columns(seg: SegmentData, cols: dict[str, np.ndarray]) -> bool:
+        """The segment's batches from header columns (the native replay between the rows that need a
+        check); whether the replay stops."""
+        pos, size, base, last = cols["position"], cols["size"], cols["base_offset"], cols["last_offset"]
+        n = len(pos)
+        ends = pos + size
+        gaps = pos - np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
+        active = last >= start
+        watch = active & ((gaps != 0) | cols["crc_invalid"])
+        if until is not None:
+            watch |= active & (base >= until)
+        r = 0
+        while r < n:
+            hits = watch[r:]
+            if pending:
+                hits = hits | (active[r:] & (base[r:] >= pending[0].offset))
+            found = np.flatnonzero(hits)
+            nxt = r + int(found[0]) if len(found) else n
+            runs = np.flatnonzero(np.diff(np.concatenate([[False], active[r:nxt], [False]]).astype(np.int8)))
+            for lo, hi in zip(runs[::2].tolist(), runs[1::2].tolist(), strict=True):
+                replay_columns(manager, cols, r + lo, r + hi)
+            if nxt == n:
+                return False
+            crc_valid: bool | None = False if bool(cols["crc_invalid"][nxt]) else None
+            if halts(seg, int(base[nxt]), int(pos[nxt]), crc_valid, int(gaps[nxt])):
+                return True
+            replay_columns(manager, cols, nxt, nxt + 1)
+            r = nxt + 1
+        return False
+
     stop = False
     for seg in part.segments:
+        cols = entry_columns(seg.entries)
+        if cols is not None:
+            if segment_columns(seg, cols):
+                break
+            continue
         expected = 0
         for e in seg.entries:
             gap = e.position - expected  # bytes the reader skipped before this batch (0 in a sound segment)
-            damaged = e.crc_valid is False or gap != 0
             expected = e.position + e.size_in_bytes
             if e.last_offset < start:
                 continue
-            if until is not None and e.base_offset >= until:
+            if halts(seg, e.base_offset, e.position, e.crc_valid, gap):
                 stop = True
                 break
-            if damaged:
-                why = "fails its CRC" if e.crc_valid is False else f"follows {gap} unreadable bytes"
-                where = f"{seg.log_file} byte {e.position}: the batch at offset {e.base_offset} {why}"
-                if not read_past_damage:
-                    result.anomalies.append(Anomaly(
-                        "replay-stopped", e.base_offset, e.position, -1,
-                        f"{where}; Kafka's recovery truncates the log here, so the replay stops "
-                        "(--read-past-damage reads on)", "error"))
-                    stop = True
-                    break
-                result.anomalies.append(Anomaly(
-                    "read-past-damage", e.base_offset, e.position, -1,
-                    f"{where}; read on as asked (Kafka's recovery would truncate the log here)", "warning"))
-            compare_upto(e.base_offset)
             if isinstance(e, RecordBatch):
                 manager.append(e)
             else:

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from kafkatool.engine.log_loader import LogLoader
 from kafkatool.engine.restart_output import OutputFile, partition_plan
 from kafkatool.engine.restart_steps import Step
@@ -41,7 +43,7 @@ from kafkatool.schema.filenames import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from kafkatool.storage.producer_state import ProducerStateEntry
-from kafkatool.storage.tiered import RemoteLog, local_start_view
+from kafkatool.storage.tiered import DELETE_SEGMENT_STARTED, RemoteLog, local_start_view, outside_lineage
 
 __all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "DEFAULT_PRODUCER_ID_EXPIRATION_MS", "METADATA_PARTITION",
            "Loss", "PartitionRestart", "RestartOptions", "RestartResult", "SegmentAfter", "Step",
@@ -137,6 +139,21 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
     producers: set[int] = set()
     transactions: list[int] = []
     for entries in loader.entries_before.values():
+        cols = loader.columns.get(entries)
+        if cols is not None:
+            # the same sums over header columns (all magic 2 batches)
+            keep = cols["last_offset"] >= next_offset
+            if keep.any():
+                batches += int(keep.sum())
+                records += int(cols["records_count"][keep].astype(np.int64).sum())
+                lo, hi = int(cols["base_offset"][keep].min()), int(cols["last_offset"][keep].max())
+                first = lo if first is None else min(first, lo)
+                last = hi if last is None else max(last, hi)
+                pids = cols["producer_id"][keep]
+                producers.update(pids[pids >= 0].tolist())
+                attrs = cols["attributes"][keep]
+                transactions += cols["base_offset"][keep][(attrs & 0x30) == 0x10].tolist()
+            continue
         for e in entries:
             if e.last_offset < next_offset:
                 continue
@@ -235,6 +252,11 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
     log_start = new_log_start
     if tiered:
         log_start = _tiered_start(res, log_start_entry, loader.segments[0].base, remote)
+        _lineage_steps(res, remote, list(loader.epochs.entries), next_offset)
+    elif remote_enabled is False and remote is not None and remote.segments:
+        res.steps.append(Step("remote-storage-disabled", f"the topic's remote.storage.enable is false (metadata "
+                              f"image): the log loads as a local one although __remote_log_metadata holds "
+                              f"{len(remote.segments)} of its segments"))
     res.log_start_offset = log_start
     res.log_end_offset = next_offset
     res.recovery_point = max(recovery_point, log_start)
@@ -284,11 +306,30 @@ def _tiered_start(res: PartitionRestart, log_start_entry: int | None, first_base
     return view.log_start_offset
 
 
+def _lineage_steps(res: PartitionRestart, remote: RemoteLog | None, epochs: list[LeaderEpochEntry],
+                   log_end: int) -> None:
+    """Each remote segment the remote log manager will not count as this log's once loaded
+    (``isRemoteSegmentWithinLeaderEpochs`` against the loaded leader epoch cache and log end), said as a step."""
+    if remote is None:
+        return
+    local = [(e.epoch, e.start_offset) for e in epochs]
+    for seg in sorted(remote.segments.values(), key=lambda s: (s.start_offset, s.segment_id)):
+        if seg.state >= DELETE_SEGMENT_STARTED:
+            continue
+        why = outside_lineage(seg.leader_epochs, seg.end_offset, log_end, local)
+        if why is not None:
+            res.steps.append(Step("remote-epoch-lineage", f"remote segment {seg.segment_id} (offsets "
+                                  f"{seg.start_offset}..{seg.end_offset}) is outside the loaded leader epoch "
+                                  f"lineage: {why}; the remote log manager skips it", offset=seg.start_offset))
+
+
 def simulate_restart(data: LogDirData, swaps: dict[str, dict[int, SegmentData]], options: RestartOptions,
                      partition: str | None = None,
-                     remote: Mapping[tuple[str, int], RemoteLog] | None = None) -> RestartResult:
+                     remote: Mapping[tuple[str, int], RemoteLog] | None = None,
+                     remote_enabled: Mapping[str, bool] | None = None) -> RestartResult:
     """Every partition of ``data`` (or only ``partition``), loaded as the broker would at start-up; ``remote``:
-    each (topic, partition)'s remote log from ``__remote_log_metadata`` (``reading.tiered``)."""
+    each (topic, partition)'s remote log from ``__remote_log_metadata`` (``reading.tiered``); ``remote_enabled``:
+    each topic's ``remote.storage.enable`` where the metadata image says it."""
     marker = data.clean_shutdown is not None
     clean = marker if options.assume is None else options.assume == "clean"
     now = options.now if options.now is not None else _latest_timestamp(data)
@@ -300,7 +341,8 @@ def simulate_restart(data: LogDirData, swaps: dict[str, dict[int, SegmentData]],
             continue
         tp = part.topic_partition
         result.partitions.append(simulate_partition(data, part, swaps.get(part.directory, {}), clean, options, now,
-                                                    (remote or {}).get((tp.topic, tp.partition))))
+                                                    (remote or {}).get((tp.topic, tp.partition)),
+                                                    (remote_enabled or {}).get(tp.topic)))
     return result
 
 

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from kafkatool.engine.producer_state import replay_columns
 from kafkatool.engine.restart_producers import ProducerStateFiles
 from kafkatool.engine.restart_segments import INT32_MAX, LoadedSegment
 from kafkatool.model import NO_TIMESTAMP, LogEntry, PartitionData, RecordBatch, SegmentData, entry_spans
+from kafkatool.schema import native
 from kafkatool.storage import LeaderEpochCache
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
+INT64_MAX = (1 << 63) - 1
 
 
 class InvalidOffset(Exception):
@@ -37,9 +42,45 @@ class SegmentOverflow(Exception):
         self.offset = offset
 
 
-def recover_segment(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderEpochCache, interval: int) -> int:
+def entry_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
+    """The entries' header columns when they can give them (a lazily held segment's ``header_columns``, see
+    ``reading.entry_columns``) and the native core is built; ``None``: the object path."""
+    get = getattr(entries, "header_columns", None)
+    if get is None or native.core() is None:
+        return None
+    cols: dict[str, np.ndarray] | None = get()
+    if cols is None:
+        return None
+    base, delta = cols["base_offset"], cols["last_offset_delta"].astype(np.int64)
+    if len(base) and bool(((delta > 0) & (base > INT64_MAX - delta)).any() | ((delta < 0) & (base < -INT64_MAX - 1
+                                                                                              - delta)).any()):
+        return None  # a last offset past 64 bits: Python's ints
+    cols["last_offset"] = base + delta
+    return cols
+
+
+class ColumnCache:
+    """:func:`entry_columns` of each entries object asked for, computed once (the object is held with them)."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Sequence[LogEntry], dict[str, np.ndarray] | None]] = {}
+
+    def get(self, entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
+        """The columns of ``entries`` (``None``: the object path)."""
+        known = self._known.get(id(entries))
+        if known is None or known[0] is not entries:
+            known = self._known[id(entries)] = (entries, entry_columns(entries))
+        return known[1]
+
+
+def recover_segment(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderEpochCache, interval: int,
+                    columns: ColumnCache | None = None) -> int:
     """``LogSegment.recover``: keep the valid prefix of ``seg`` (its entries and size), and return the bytes
-    truncated after it. Raises :class:`SegmentOverflow` or :class:`InvalidOffset` as Kafka throws."""
+    truncated after it. Raises :class:`SegmentOverflow` or :class:`InvalidOffset` as Kafka throws. ``columns``
+    keeps the header columns of entries already asked for."""
+    cols = columns.get(seg.entries) if columns is not None else entry_columns(seg.entries)
+    if cols is not None:
+        return _recover_columns(seg, psm, epochs, interval, cols)
     valid = kept = 0
     last_index_entry, idx_last, ts_last = 0, None, (NO_TIMESTAMP, seg.base)
     max_ts = (NO_TIMESTAMP, -1)
@@ -69,6 +110,36 @@ def recover_segment(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderE
             psm.map_end = e.last_offset + 1  # legacy entries do not move the map end (magic 2 only)
         kept += 1
         valid += e.size_in_bytes
+    truncated = seg.size - valid
+    seg.entries, seg.size, seg.recovered = seg.entries[:kept], valid, True
+    return truncated
+
+
+def _recover_columns(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderEpochCache, interval: int,
+                     cols: dict[str, np.ndarray]) -> int:
+    """:func:`recover_segment` over header columns (all magic 2): the native core's pass finds the valid prefix
+    and the index checks' verdict, the leader epochs are assigned where the loop would, and the producer state
+    replays the rows kept; the same exceptions, after the same state changes."""
+    core = native.core()
+    assert core is not None
+    last_offset = cols["last_offset"]
+    kept, valid, end, a, b = core.recover_segment_scan(cols["position"], cols["size"], cols["crc_invalid"],
+                                                       last_offset, cols["max_timestamp"], seg.base, interval)
+    latest = epochs.latest_epoch()
+    ple = cols["partition_leader_epoch"][:kept].astype(np.int64)
+    floor = -1 if latest is None else max(latest, -1)
+    before = np.maximum.accumulate(np.concatenate([np.asarray([floor], dtype=np.int64), ple]))[:-1]
+    base_offset = cols["base_offset"]
+    for row in np.flatnonzero(ple > before).tolist():
+        epochs.assign(int(ple[row]), int(base_offset[row]))
+    if kept:
+        replay_columns(psm.state, cols, 0, kept)
+        psm.map_end = int(last_offset[kept - 1]) + 1
+    if end == 1:
+        seg.index = None  # LogSegment.recover reset the index before it threw
+        raise SegmentOverflow(seg, int(last_offset[kept]))
+    if end in (2, 3):
+        raise InvalidOffset(seg, a, b, "offset index" if end == 2 else "time index")
     truncated = seg.size - valid
     seg.entries, seg.size, seg.recovered = seg.entries[:kept], valid, True
     return truncated
@@ -113,15 +184,16 @@ def infer_index_interval(part: PartitionData) -> int:
         idx = seg.index
         if idx is None or not idx.entries or idx.zero_tail:
             continue
-        chain = seg.entries
-        at = {e.position: i for i, e in enumerate(chain)}
+        # Positions from the entries' spans: a lazily held segment answers from its arrays, with no re-read.
+        positions = [at for at, _ in entry_spans(seg.entries)]
+        at = {p: i for i, p in enumerate(positions)}
         prev = 0
         for entry in idx.entries:
             i = at.get(entry.position)  # type: ignore[union-attr]
             if i is None or i == 0:
                 break
             since = entry.position - prev  # type: ignore[union-attr]
-            before = chain[i - 1].position - prev
+            before = positions[i - 1] - prev
             if before < 0:
                 break
             lo, hi = max(lo, before), min(hi, since - 1)

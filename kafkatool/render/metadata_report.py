@@ -79,6 +79,9 @@ def _table_output(doc: Row, console: Console) -> None:
     if q:
         voted = q["voted_id"] if q["voted_id"] is not None else "none"
         console.print(Text(f"quorum-state: epoch {q['epoch']}, leader {q['leader_id']}, voted {voted}"))
+    quorum = doc.get("quorum")
+    if quorum:
+        _quorum_lines(quorum, console)
     boot = doc.get("bootstrap")
     if boot:
         console.print(Text(f"{boot['file']}: metadata.version {boot['metadata_version']}, "
@@ -132,3 +135,16 @@ def _table_output(doc: Row, console: Console) -> None:
                                     f" {where}: {d['field']}: {d['reason']}"))
     if not doc["defects"]:
         console.print(Text("no defects", style="green"))
+
+
+def _quorum_lines(quorum: Row, console: Console) -> None:
+    """The KRaft voter set and kraft.version the raft client starts with, and the reconfigurations in the log."""
+    voters = ", ".join(
+        f"{v['voter_id']}" + (f" ({v['directory_id']})" if v["directory_id"] else "")
+        + (f" {','.join(v['endpoints'])}" if v["endpoints"] else "") for v in quorum["voters"]) or "none"
+    console.print(Text(f"kraft.version {quorum['kraft_version']} ({quorum['kraft_version_source']}); voters {voters} "
+                       f"({quorum['voters_source']})"))
+    changes = [c for c in quorum["log"] if c["record"] == "VotersRecord"]
+    if changes:
+        console.print(Text("voter sets in the log: " + "; ".join(
+            f"offset {c['offset']}: {','.join(str(v) for v in c['voters'])}" for c in changes)))

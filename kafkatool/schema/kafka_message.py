@@ -8,8 +8,10 @@ absent from the bytes keeps its default. In older versions a string has an int16
 int32 one, ``-1`` meaning null, and there are no tagged fields. A nullable struct starts with an int8 marker
 (negative = null), or an unsigned-varint one (0 = null) inside a tagged field. Strings decode as Java's
 ``new String(bytes, UTF_8)`` does (malformed bytes replaced). The JSON form follows Kafka's converter:
-camelCase names, a tagged field only when it differs from its default, a ``Uuid`` as unpadded base64url,
-bytes as padded base64.
+camelCase names, a tagged field only when it differs from its default (``FieldSpec.generateNonDefaultValueCheck``:
+a struct's default is ``new T()``, the empty struct, unless the spec says ``"null"``; so an absent tagged struct
+is left out while one written as null shows as ``null``), a ``Uuid`` as unpadded base64url, bytes as padded
+base64.
 
 Users: KRaft metadata records and raft control messages (:mod:`metadata_records`, :mod:`control`), the
 group, transaction and share coordinators' records (:mod:`group_coordinator`, :mod:`transaction_log`,
@@ -156,6 +158,9 @@ class _Reader:
         self.pos = pos
         self.end = len(self.buf) if end is None else end
         self.defaults = defaults
+        self.unknown = 0
+        """Unknown tagged fields met so far: they make a struct differ from its default (Kafka's generated
+        ``equals`` compares ``_unknownTaggedFields``) though the converter never shows them."""
 
     def take(self, count: int, what: str) -> bytes:
         if count < 0 or self.pos + count > self.end:
@@ -275,6 +280,7 @@ def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str,
     (with the reader's ``defaults``, absent tagged fields keep their default, as the message object holds them)."""
     plan, tags = _plan(fields, version)
     values: dict[str, Any] = {}
+    unknown_inside: set[str] = set()
     for name, f, tagged, default in plan:
         values[name] = default if tagged else _read_value(r, f, version, f"{path}.{name}" if path else name,
                                                           flexible)
@@ -291,17 +297,52 @@ def read_struct(r: _Reader, fields: tuple[Field, ...], version: int, path: str,
         known = tags.get(tag)
         if known is None:
             r.pos = end  # an unknown tagged field: Kafka keeps it raw and the JSON converter leaves it out
+            r.unknown += 1
             continue
         sub = _Reader(r.buf, r.pos, end, r.defaults)
         values[known.json_name] = _read_value(sub, known, version, known.json_name, True, tagged=True)
+        if sub.unknown:
+            r.unknown += sub.unknown
+            unknown_inside.add(known.json_name)
         found.add(known.json_name)
         r.pos = end
-    if not tags or r.defaults:
+    if not tags:
         return values
-    # The converter writes a tagged field only when it differs from its default, except a tagged struct, which it
-    # always writes (``null`` when absent: its generated code has no default to compare with).
-    return {name: values[name] for name, f, tagged, default in plan
-            if not tagged or f.type == "struct" or (name in found and values[name] != default)}
+    if r.defaults:
+        for name, f, tagged, _ in plan:  # an absent tagged struct is the message object's ``new T()``
+            if tagged and f.type == "struct" and name not in found:
+                values[name] = struct_default(f, version, full=True)
+        return values
+    # The converter writes a tagged field only when it differs from its default (the generated
+    # ``generateNonDefaultValueCheck``), so an absent one is left out.
+    out: dict[str, Any] = {}
+    for name, f, tagged, default in plan:
+        if tagged and (name not in found or (name not in unknown_inside
+                                             and _is_default(f, version, values[name], default))):
+            continue
+        out[name] = values[name]
+    return out
+
+
+def struct_default(f: Field, version: int, full: bool = False) -> dict[str, Any] | None:
+    """The default of struct field ``f`` at ``version`` as Kafka's ``FieldSpec.fieldDefault`` makes it: ``null``
+    when the spec says ``"default": "null"``, else ``new T()`` (every field at its own default), in the converter's
+    JSON form (tagged fields left out, as they equal their defaults) or, with ``full``, with every field."""
+    if f.default == "null":
+        return None
+    out: dict[str, Any] = {}
+    for name, sub, tagged, default in _plan(f.fields, version)[0]:
+        if tagged and not full:
+            continue
+        out[name] = struct_default(sub, version, full) if sub.type == "struct" else default
+    return out
+
+
+def _is_default(f: Field, version: int, value: Any, default: Any) -> bool:
+    """Whether a tagged field's value (JSON form, without unknown tagged fields) equals its spec default."""
+    if f.type == "struct":
+        return value == struct_default(f, version)
+    return bool(value == default)
 
 
 def read_message(message: Message, data: bytes | memoryview, version: int, start: int = 0,

@@ -113,3 +113,48 @@ def declared(name: str, release: str | None = None) -> Declared | None:
     line = ".".join(release.split(".")[:2])
     earlier = RELEASE_LAYOUTS.get((line, name))
     return decl if earlier is None else Declared(name, earlier, decl.where, decl.part, decl.number)
+
+
+_OFFSETS_TYPES = frozenset(d.number for d in MESSAGES.values()
+                           if d.where == gc.OFFSETS_TOPIC and d.part == KEY and d.number is not None)
+SERDE_RECORD_TYPES: dict[tuple[str, str], frozenset[int]] = {
+    ("3.9", gc.OFFSETS_TOPIC): frozenset(range(0, 9)),
+    ("4.0", gc.OFFSETS_TOPIC): frozenset(range(0, 17)),
+    ("4.4", gc.OFFSETS_TOPIC): _OFFSETS_TYPES - {9},
+}
+"""(release line, topic) -> the coordinator record types that release's serde reads, where it reads fewer than
+kafkatool declares: 3.9's ``CoordinatorRecordSerde`` switches over types 0-8 (its early-access share group
+records are never read), 4.0's ``GroupCoordinatorRecordSerde`` over 0-16 (no streams group records); 4.1+ reads
+the types of its generated ``CoordinatorRecordType``, which no longer has 4.0's ShareGroupPartitionMetadata (type
+9, removed by KAFKA-17747 before 4.1). Any other type is that release's ``UnknownRecordTypeException``
+(DumpLogSegments: ``Unknown record type N at offset O, skipping.``)."""
+
+
+def _line(release: str | None) -> str | None:
+    return None if release is None else ".".join(release.split(".")[:2])
+
+
+def coordinator_record_types(topic: str, release: str | None = None) -> frozenset[int]:
+    """The record types of ``topic`` (``__consumer_offsets``, ``__share_group_state``) that ``release`` (e.g.
+    ``"4.0.2"``; ``None``: the newest) reads."""
+    known = frozenset(d.number for d in MESSAGES.values()
+                      if d.where == topic and d.part == KEY and d.number is not None)
+    if release is None:
+        return known
+    line = _line(release) or ""
+    if line.startswith("4.") and line != "4.0":
+        line = "4.4"  # 4.1 onwards: the generated CoordinatorRecordType of the newest line kafkatool checks
+    return SERDE_RECORD_TYPES.get((line, topic), known) & known
+
+
+def coordinator_message(topic: str, part: str, record_type: int, release: str | None = None) -> Message | None:
+    """The key or value (``part``) declaration of ``topic``'s ``record_type`` as ``release`` reads it (its own
+    layout where it differs, :data:`RELEASE_LAYOUTS`); ``None`` when that release does not read the type."""
+    if record_type not in coordinator_record_types(topic, release):
+        return None
+    for decl in MESSAGES.values():
+        if decl.where == topic and decl.part == KEY and decl.number == record_type:
+            name = decl.name.removesuffix("Key") + ("Key" if part == KEY else "Value")
+            found = declared(name, release)
+            return found.message if found else None
+    return None

@@ -7,8 +7,11 @@ updates must follow the state graph, ``DELETE_SEGMENT_FINISHED`` removes it; onl
 segments are readable), and ``LogLoader.load`` / ``UnifiedLog``'s two start offsets: with remote storage
 enabled the log start offset is the ``log-start-offset-checkpoint`` entry as written (not raised to the first
 local segment), and the *local* log start offset is ``max(logStartOffset, first local segment base)``; the
-offsets in between live in remote storage. Public names: :class:`RemoteSegment`, :class:`RemoteRange`,
-:class:`RemoteLog`, :func:`fold_events`, :func:`log_start_offsets`, :func:`uncovered`, :func:`local_start_view`.
+offsets in between live in remote storage; and ``RemoteLogManager.isRemoteSegmentWithinLeaderEpochs`` (with
+``buildFilteredLeaderEpochMap``): whether a remote segment's leader epochs belong to the local leader epoch
+lineage. Public names: :class:`RemoteSegment`, :class:`RemoteRange`, :class:`RemoteLog`, :func:`fold_events`,
+:func:`log_start_offsets`, :func:`uncovered`, :func:`local_start_view`, :func:`filtered_leader_epochs`,
+:func:`outside_lineage`, :data:`REMOTE_STORAGE_ENABLE`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from typing import Any
 from kafkatool.schema.remote_log_metadata import PARTITION_DELETE_STATES, SEGMENT_STATES
 
 COPY_SEGMENT_STARTED, COPY_SEGMENT_FINISHED, DELETE_SEGMENT_STARTED, DELETE_SEGMENT_FINISHED = 0, 1, 2, 3
+REMOTE_STORAGE_ENABLE = "remote.storage.enable"
+"""The topic config that turns tiered storage on (``TopicConfig.REMOTE_LOG_STORAGE_ENABLE_CONFIG``, default false;
+no broker-level default)."""
 
 #: ``RemoteLogSegmentState.isValidTransition``: the states each state may move to.
 VALID_TRANSITIONS: dict[int, frozenset[int]] = {
@@ -227,3 +233,59 @@ def local_start_view(log_start_checkpoint: int | None, first_local_base: int, re
                     if r.state == state_name(COPY_SEGMENT_FINISHED) and r.end >= start and r.start < local)
     gaps = tuple(uncovered(start, local, spans)) if has_meta else ()
     return LocalStartView(start, local, (start, local), holders, gaps, evidence)
+
+
+def remote_storage_enabled(value: str | None) -> bool:
+    """A ``remote.storage.enable`` config value as ``ConfigDef``'s BOOLEAN parses it (``true``/``false`` in any
+    case; absent: the default, false)."""
+    return value is not None and value.strip().lower() == "true"
+
+
+def filtered_leader_epochs(epochs: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """``RemoteLogManager.buildFilteredLeaderEpochMap``: epoch -> start offset, by epoch, without the epochs that
+    hold no record (an epoch starting at the same offset as the next one)."""
+    ordered = sorted(epochs)
+    return {e: o for i, (e, o) in enumerate(ordered) if i + 1 == len(ordered) or ordered[i + 1][1] != o}
+
+
+def outside_lineage(segment_epochs: dict[int, int], segment_end: int, log_end: int,
+                    local_epochs: Iterable[tuple[int, int]]) -> str | None:
+    """Why ``RemoteLogManager.isRemoteSegmentWithinLeaderEpochs`` says a remote segment (its ``segmentLeaderEpochs``
+    and inclusive end offset) is not within the local leader epoch lineage (the leader epoch cache's
+    ``(epoch, start offset)`` entries; the log end offset), or ``None`` when it is. Both epoch maps are filtered
+    as Kafka filters them. An empty local cache gives ``None`` (nothing to compare with)."""
+    lineage = filtered_leader_epochs(local_epochs)
+    seg = filtered_leader_epochs(segment_epochs.items())
+    if not lineage:
+        return None
+    if not seg:
+        return "it has no leader epochs"
+    keys, seg_keys = sorted(lineage), sorted(seg)
+    last = seg_keys[-1]
+    if last < keys[0] or last > keys[-1]:
+        return f"its last epoch {last} is outside the local epochs {keys[0]}..{keys[-1]}"
+    first = next((e for e in seg_keys if e >= keys[0]), None)
+    if first is None:
+        return f"none of its epochs is at or above the local first epoch {keys[0]}"
+    for i, epoch in enumerate(seg_keys):
+        if epoch < first:
+            continue
+        offset = seg[epoch]
+        if epoch not in lineage:
+            return f"its epoch {epoch} is not in the local leader epoch cache"
+        if epoch == first and epoch != keys[0] and offset < lineage[epoch]:
+            return f"its epoch {epoch} starts at {offset}, before the local start {lineage[epoch]} of that epoch"
+        later = [e for e in keys if e > epoch]
+        if epoch == last:
+            if later and segment_end > lineage[later[0]] - 1:
+                return (f"it ends at {segment_end}, past offset {lineage[later[0]] - 1} where the local epoch "
+                        f"{epoch} ends")
+            continue
+        mine = (seg_keys[i + 1], seg[seg_keys[i + 1]])
+        theirs = (later[0], lineage[later[0]]) if later else None
+        if theirs != mine:
+            return (f"its epoch after {epoch} is {mine[0]} from offset {mine[1]}, the local cache's is "
+                    + (f"{theirs[0]} from offset {theirs[1]}" if theirs else "none"))
+    if segment_end >= log_end:
+        return f"it ends at {segment_end}, at or past the local log end offset {log_end}"
+    return None

@@ -56,9 +56,26 @@ def test_tagged_nullable_struct_uses_a_varint_marker() -> None:
     present = b"\x03" + b"\x01" + bytes([0, 6, 1]) + struct.pack(">i", 9) + b"\x00"
     assert read_message(NEW, present, 0)[0] == {"a": 3, "extra": {"y": 9}}
     null = b"\x03" + b"\x01" + bytes([0, 1, 0])
-    # A tagged struct is always in the converter's JSON, null included: Kafka 4.4's --offsets-decoder prints
-    # ConsumerGroupMemberMetadataValue's "classicMemberMetadata":null (the live oracle's decoding differential).
+    # Written as null, it differs from the struct's default (new Extra()): Kafka 4.4's --offsets-decoder prints
+    # ConsumerGroupMemberMetadataValue's "classicMemberMetadata":null for a real broker's record.
     assert read_message(NEW, null, 0)[0] == {"a": 3, "extra": None}
     assert read_message(NEW, null, 0, defaults=True)[0] == {"a": 3, "extra": None}
+
+
+def test_absent_tagged_struct_is_the_empty_struct() -> None:
+    """Kafka's FieldSpec: a struct's default is ``new T()`` (unless ``"default": "null"``); the converter writes a
+    tagged field only when it differs from its default, so absent and present-but-empty are left out."""
     absent = b"\x03" + b"\x00"
-    assert read_message(NEW, absent, 0)[0] == {"a": 3, "extra": None}
+    assert read_message(NEW, absent, 0)[0] == {"a": 3}
+    assert read_message(NEW, absent, 0, defaults=True)[0] == {"a": 3, "extra": {"y": 0}}
+    empty = b"\x03" + b"\x01" + bytes([0, 6, 1]) + struct.pack(">i", 0) + b"\x00"
+    assert read_message(NEW, empty, 0)[0] == {"a": 3}
+    # An unknown tagged field inside makes it differ from new Extra() (equals compares them), though unshown.
+    unknown = b"\x03" + b"\x01" + bytes([0, 9, 1]) + struct.pack(">i", 0) + bytes([1, 5, 1, 7])
+    assert read_message(NEW, unknown, 0)[0] == {"a": 3, "extra": {"y": 0}}
+    null_default = Message("N", "0", fields=(
+        Field("Extra", "struct", nullable="0+", tag=0, default="null", fields=(Field("Y", "int32"),)),))
+    assert read_message(null_default, b"\x00", 0)[0] == {}
+    assert read_message(null_default, b"\x00", 0, defaults=True)[0] == {"extra": None}
+    assert read_message(null_default, bytes([1, 0, 6, 1]) + struct.pack(">i", 0) + b"\x00", 0)[0] == {
+        "extra": {"y": 0}}
