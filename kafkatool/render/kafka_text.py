@@ -9,15 +9,17 @@ only when every file was dumped.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kafkatool.engine import dls
-from kafkatool.engine.dls_decoders import Parser
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import AbortedTxn, ProducerSnapshotEntry
 from kafkatool.reading import siblings
 from kafkatool.reading.context import resolve
 from kafkatool.schema.codecs import ReadLimits
+
+if TYPE_CHECKING:  # the decoders are imported by the command only when one is chosen
+    from kafkatool.engine.dls_decoders import Parser
 
 
 def _java_io_message(err: UnreadableInputError) -> str:
