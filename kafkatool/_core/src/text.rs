@@ -114,7 +114,7 @@ pub enum Stop {
 /// Write the batch lines from `pos` (a batch start; positions count from the file's start, as `dump_log`'s
 /// `valid` does) until the first entry not handled; `end` is the slice's end, `file_len` the file's length. Text
 /// goes to `sink` in blocks of about `block` bytes; a sink returning false stops the writer.
-pub fn batch_lines(src: &mut dyn Source, mut pos: i64, end: i64, file_len: i64, block: usize,
+pub fn batch_lines<S: Source + ?Sized>(src: &mut S, mut pos: i64, end: i64, file_len: i64, block: usize,
                    sink: &mut dyn FnMut(&[u8]) -> bool) -> Stop {
     let mut out: Vec<u8> = Vec::with_capacity(block + 1024);
     let stop = loop {
