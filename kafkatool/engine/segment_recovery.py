@@ -13,15 +13,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kafkatool.engine.producer_state import replay_columns
+from kafkatool.engine.producer_state import entry_columns, replay_columns
 from kafkatool.engine.restart_producers import ProducerStateFiles
 from kafkatool.engine.restart_segments import INT32_MAX, LoadedSegment
 from kafkatool.model import NO_TIMESTAMP, LogEntry, PartitionData, RecordBatch, SegmentData, entry_spans
 from kafkatool.schema import native
 from kafkatool.storage import LeaderEpochCache
 
+__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "ColumnCache", "InvalidOffset", "SegmentOverflow", "entry_columns",
+           "infer_index_interval", "recover_segment", "truncate_to_base", "truncation_reason"]
+
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
-INT64_MAX = (1 << 63) - 1
 
 
 class InvalidOffset(Exception):
@@ -40,23 +42,6 @@ class SegmentOverflow(Exception):
         super().__init__(offset)
         self.seg = seg
         self.offset = offset
-
-
-def entry_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
-    """The entries' header columns when they can give them (a lazily held segment's ``header_columns``, see
-    ``reading.entry_columns``) and the native core is built; ``None``: the object path."""
-    get = getattr(entries, "header_columns", None)
-    if get is None or native.core() is None:
-        return None
-    cols: dict[str, np.ndarray] | None = get()
-    if cols is None:
-        return None
-    base, delta = cols["base_offset"], cols["last_offset_delta"].astype(np.int64)
-    if len(base) and bool(((delta > 0) & (base > INT64_MAX - delta)).any() | ((delta < 0) & (base < -INT64_MAX - 1
-                                                                                              - delta)).any()):
-        return None  # a last offset past 64 bits: Python's ints
-    cols["last_offset"] = base + delta
-    return cols
 
 
 class ColumnCache:
