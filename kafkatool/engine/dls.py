@@ -46,6 +46,7 @@ from kafkatool.model import (
 )
 from kafkatool.schema import file_records, log_segment, offset_index, time_index
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT
 from kafkatool.schema.control import is_transaction_marker_key, parse_control_record
 from kafkatool.schema.java import JavaException, java_utf8
 from kafkatool.schema.kraft_control import read_kraft_control
@@ -744,6 +745,55 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
         out.println()
 
 
+class _NativeDeep:
+    """The native deep writer (``kafkatool/_core/src/text_deep.rs``, the twin of :func:`_fast_batch_line` and
+    :func:`_record_lines` for ordinary magic 2 batches): it writes runs of batches and stops before any batch it
+    does not handle, which the Python path then prints. Used only when lines are streamed (``emit``), the dump
+    starts at byte 0 and no decoder option is given."""
+
+    CHUNK = 4 << 20  # the file bytes handed over per call
+
+    def __init__(self, core: Any, out: _Out, session: DlsSession, records: FileRecordsView, path: str,
+                 key: str | None, skip_record_metadata: bool, print_data: bool) -> None:
+        self.core, self.out, self.session, self.records = core, out, session, records
+        self.path, self.key = path, key
+        self.skip_record_metadata, self.print_data = skip_record_metadata, print_data
+        self.until = -1  # the batches before this position were written natively
+
+    @classmethod
+    def make(cls, out: _Out, session: DlsSession, records: FileRecordsView, path: str, key: str | None,
+             skip_record_metadata: bool, print_data: bool) -> _NativeDeep | None:
+        """The writer, or ``None`` when the native core is off or this dump is not one it handles."""
+        from kafkatool.schema.native import core
+
+        native = core()
+        if native is None or out.emit is None or records.start != 0 or not records.is_slice:
+            return None
+        return cls(native, out, session, records, path, key, skip_record_metadata, print_data)
+
+    def covers(self, batch: FileBatch, last_offset: list[int]) -> bool:
+        """Whether ``batch`` was (or now is) written natively; False: print it with the Python path."""
+        pos = batch.position
+        if pos < self.until:
+            return True
+        if self.out.pending or self.out.emit is None:
+            return False
+        source = self.records.buf
+        chunk = rb.batch_bytes(source, pos, max(self.CHUNK, batch.size_in_bytes))
+        max_output = self.records.max_output
+        text, stop, last, gaps = self.core.dump_deep(
+            chunk, pos, len(source), self.records.end, last_offset[0], self.print_data, self.skip_record_metadata,
+            DEFAULT_MAX_OUTPUT if max_output is None else max_output)
+        if stop == pos:
+            return False
+        self.out.emit(text)
+        for previous, offset in gaps:
+            self.session.record_gap(self.path, self.key, previous, offset)
+        last_offset[0] = last
+        self.until = stop
+        return True
+
+
 def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,
              skip_record_metadata: bool = False, max_bytes: int | None = None, key: str | None = None,
              parser: Callable[[Record], tuple[str | None, str | None]] | None = None,
@@ -778,7 +828,12 @@ def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool =
             resume = fast_lines(records.start, records.end, emit if emit is not None else out.lines_from)
             valid = resume - records.start
         last_offset = [-1]
+        fast = _NativeDeep.make(out, session, records, path, key, skip_record_metadata, print_data) \
+            if deep and parser is None else None
         for batch in records.batches(resume):
+            if fast is not None and fast.covers(batch, last_offset):
+                valid += batch.size_in_bytes
+                continue
             _batch_line(out, batch, valid)
             if deep:
                 _record_lines(out, session, batch, last_offset, path, key, skip_record_metadata, print_data, parser)

@@ -11,6 +11,7 @@ derived at import time from :data:`BATCH_HEADER`; tests check that both agree.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import crc32c
 from construct import (
@@ -126,6 +127,11 @@ def compute_crc(buf: bytes | memoryview, pos: int, batch_length: int) -> int:
     return crc32c.crc32c(view[start:end])
 
 
+def batch_bytes(buf: bytes | memoryview | Any, position: int, size: int) -> bytes:
+    """A copy of up to ``size`` bytes of ``buf`` from ``position`` (a run of batches handed to the native core)."""
+    return bytes(buf[position:position + size])
+
+
 def records_payload(buf: bytes | memoryview, batch: RecordBatch) -> memoryview:
     """The bytes after the header: the records, or their compressed block."""
     view = buf if isinstance(buf, memoryview) else memoryview(buf)
@@ -203,6 +209,14 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
     if count < 0:
         raise DecodeError("records_count", f"negative record count {count}",
                           batch.position + FIELD_OFFSETS["records_count"])
+    from kafkatool.schema.native import core as native_core  # here: native imports this module
+
+    core = native_core()
+    if core is not None:
+        # The Rust twin of the loop below (kafkatool/_core/src/records.rs) returns None where this loop raises.
+        columns = core.decode_records(data, count)
+        if columns is not None:
+            return _records_from_columns(batch, data, origin, columns)
     for _ in range(count):
         if pos >= end:
             raise DecodeError("records", f"batch declares {count} records but its data ends after {len(out)}",
@@ -335,6 +349,55 @@ def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: in
     if pos != end:
         raise DecodeError("records", f"{end - pos} bytes remain after the declared {count} records",
                           _where(origin, pos, batch))
+    return out
+
+
+def _records_from_columns(batch: RecordBatch, data: bytes, origin: int | None, columns: tuple) -> list[Record]:
+    """The records of :func:`_decode_record_list` built from the native decoder's columns (same values)."""
+    (attributes, ts_deltas, off_deltas, key_offsets, key_lengths, value_offsets, value_lengths, starts, sizes,
+     header_counts, hk_offsets, hk_lengths, hv_offsets, hv_lengths) = (c.tolist() for c in columns)
+    base_offset = batch.base_offset
+    base_ts = batch.base_timestamp
+    base_seq = batch.base_sequence
+    log_append = bool(batch.attributes & 0x08)
+    is_control = bool(batch.attributes & 0x20)
+    max_ts = batch.max_timestamp
+    seq_wrap = MAX_SEQUENCE - base_seq
+    out: list[Record] = []
+    append = out.append
+    rec_type = Record
+    h = 0
+    for i, off_delta in enumerate(off_deltas):
+        ko, kl = key_offsets[i], key_lengths[i]
+        vo, vl = value_offsets[i], value_lengths[i]
+        nheaders = header_counts[i]
+        headers: tuple[Header, ...] = ()
+        if nheaders:
+            hlist: list[Header] = []
+            for j in range(h, h + nheaders):
+                hvl = hv_lengths[j]
+                hlist.append(Header(data[hk_offsets[j]:hk_offsets[j] + hk_lengths[j]],
+                                    None if hvl < 0 else data[hv_offsets[j]:hv_offsets[j] + hvl]))
+            headers = tuple(hlist)
+            h += nheaders
+        if base_seq == NO_SEQUENCE:
+            seq = NO_SEQUENCE
+        elif off_delta > seq_wrap:
+            seq = increment_sequence(base_seq, off_delta)
+        else:
+            seq = base_seq + off_delta
+        ts_delta = ts_deltas[i]
+        start = starts[i]
+        key = None if kl < 0 else data[ko:ko + kl]
+        value = None if vl < 0 else data[vo:vo + vl]
+        rec = rec_type(base_offset + off_delta, max_ts if log_append else base_ts + ts_delta, key, value, headers,
+                       seq, attributes[i], off_delta, ts_delta, sizes[i], None if origin is None else origin + start)
+        if is_control:
+            try:
+                rec.control = parse_control_record(key, value)
+            except DecodeError as err:
+                raise DecodeError(err.field, err.reason, _where(origin, start, batch)) from None
+        append(rec)
     return out
 
 
