@@ -13,9 +13,10 @@ found the CRC wrong), ``partition_leader_epoch``, ``magic`` and ``records_count`
 segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (bounded memory, as the entries').
 
 :func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
-scan (``reading.columns.scan_buffer``, the native walk when built): when the scan finds the segment clean (only
-magic 2 batches, no defect, chained to the end) it gives the same entries and defects as the resilient walk,
-with the control batches' markers kept (:class:`ColumnEntries`); otherwise the walk reads it.
+scan (``reading.columns.scan_buffer``, the native walk), only when the native core is built: when the scan
+finds the segment clean (only magic 2 batches, no defect, chained to the end) it gives the same entries and
+defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`); otherwise the
+walk reads it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from kafkatool.schema import batch_columns as bc
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.log_segment import read_entry_at
+from kafkatool.schema.native import core
 
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
 _CONTROL = 0x20
@@ -63,8 +65,8 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     """Read a segment shallow by the column scan when it is clean, as ``_read_segment``'s walk would (entries
     and ``record-decode`` defects of control batches); ``False`` (nothing set) when the walk must read it."""
     size = len(buf)
-    if size == 0:
-        return False
+    if size == 0 or core() is None:
+        return False  # without the native core: today's walk, unchanged
     scan = scan_buffer(buf, seg.log_file, max_output=limits.max_decompressed_bytes, path=path)
     n = len(scan)
     if scan.defects or scan.legacy or scan.landing != size or n > MAX_COLUMN_ROWS or (
