@@ -1,4 +1,4 @@
-"""The tiered-storage corpus case written by a real broker (``tests/kafka/tiered_live.py``: Kafka 4.4.0 with
+"""The tiered-storage corpus case written by a real broker (``tests/kafka/tiered_live.py``: Kafka 4.0.2 with
 ``LocalTieredStorage``), checked without Kafka: kafkatool's log start and local log start agree with Kafka's
 ListOffsets earliest and earliest-local, the offsets in between are remote (held by finished remote segments of
 ``__remote_log_metadata``), and ``check`` calls none of it a gap."""

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.engine.check import check_broker_identity, check_log_dir
 from kafkatool.engine.replay import ReplayResult
 from kafkatool.errors import UsageError
@@ -98,7 +99,8 @@ def log_dir_findings(data: LogDirData, *, log_dir: str | None = None,
     """``check``'s findings for one log dir (``log_dir``: its name in the rows, by default its path); an
     interrupted cleaner swap is checked as Kafka's load completes it, with the ``.swap`` segments ``swaps`` of
     each partition (read here when not given)."""
-    found = check_log_dir(data, read_swaps(data) if swaps is None else swaps, read_tiered(data.path).remote)
+    found = check_log_dir(data, read_swaps(data) if swaps is None else swaps, read_tiered(data.path).remote,
+                          topic_remote_storage(data.path))
     return [finding_row(f, data.path if log_dir is None else log_dir) for f in found]
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.restart import partitions_there
 from kafkatool.engine.divergence import Batch, Election, Pair, Replica, analyse_election, analyse_pair
 from kafkatool.engine.restart import RestartOptions, simulate_restart
@@ -21,7 +22,7 @@ def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replic
     """A replica as its broker would hold it after restart (``simulate-restart``'s model)."""
     inputs = read_restart_inputs(log_dir)
     result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition,
-                              inputs.tiered.remote)
+                              inputs.tiered.remote, topic_remote_storage(log_dir))
     loaded = [p for p in result.partitions if p.directory == partition]
     if not loaded:
         there = partitions_there([p.directory for p in inputs.log_dir.partitions])

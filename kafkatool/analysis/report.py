@@ -14,6 +14,7 @@ from typing import Any
 
 from kafkatool.analysis.findings import broker_identity_findings, log_dir_findings, sort_findings
 from kafkatool.analysis.groups import groups_document
+from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, cluster_transaction_version, replay_document
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.restart import restart_document
@@ -162,7 +163,8 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     checked = data if not inputs.single_partition else read_log_dir(path)
     findings = log_dir_findings(checked, log_dir=path, swaps=inputs.swaps)
     clock = now if now is not None else int(time.time() * 1000)
-    result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock), remote=inputs.tiered.remote)
+    result = simulate_restart(data, inputs.swaps, RestartOptions(now=clock), remote=inputs.tiered.remote,
+                              remote_enabled=topic_remote_storage(path))
     restart_doc = restart_document(result)
     by_dir = {p["directory"]: p for p in restart_doc["partitions"]}
     label = _label(path, data)

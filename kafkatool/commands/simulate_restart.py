@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.restart import partitions_there, recovered_tree, restart_document
 from kafkatool.commands.common import run_guarded
 from kafkatool.engine.restart import RestartOptions, simulate_restart
@@ -85,7 +86,8 @@ def command(
         options = RestartOptions(now=clock, assume=None if assume is None else assume.value,  # type: ignore[arg-type]
                                  recovery_point=recovery_point, index_interval_bytes=index_interval_bytes,
                                  plan_output=apply_to is not None)
-        result = simulate_restart(inputs.log_dir, inputs.swaps, options, label, inputs.tiered.remote)
+        result = simulate_restart(inputs.log_dir, inputs.swaps, options, label, inputs.tiered.remote,
+                                  topic_remote_storage(path))
         if apply_to is not None:
             source = path.parent if inputs.single_partition else path
             prepare_output_dir(Path(apply_to), [path, source], force=force)

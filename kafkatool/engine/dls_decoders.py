@@ -17,6 +17,7 @@ import contextlib
 import re
 from collections.abc import Callable
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from kafkatool.engine.dls import DlsError, KafkaLayout, jackson
@@ -28,6 +29,7 @@ from kafkatool.schema import remote_log_metadata as rlm
 from kafkatool.schema import share_group_state as sgs
 from kafkatool.schema import transaction_log as tl
 from kafkatool.schema.kafka_message import read_message, version_prefix
+from kafkatool.schema.messages import VALUE, coordinator_message, coordinator_record_types
 from kafkatool.storage.java_hash import scala_hash_set_order
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
@@ -48,13 +50,14 @@ def _consumer_members(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "members": members}
 
 
-def offsets_parser(record: Record) -> tuple[str | None, str | None]:
-    """``OffsetsMessageParser.parse``."""
+def offsets_parser(record: Record, release: str | None = None) -> tuple[str | None, str | None]:
+    """``OffsetsMessageParser.parse``, as ``release``'s serde reads (``None``: the newest): a record type it
+    does not know is skipped, a value it lays out differently is read with its layout."""
     if record.key is None:
         raise DlsError(f"Failed to decode message at offset {record.offset} using offset topic decoder "
                           "(message had a missing key)")
     rtype = version_prefix(record.key)
-    if rtype is not None and rtype not in gc.RECORD_TYPES:
+    if rtype is not None and rtype not in coordinator_record_types(gc.OFFSETS_TOPIC, release):
         return f"Unknown record type {rtype} at offset {record.offset}, skipping.", None
     decoded = gc.decode(record.key, record.value)
     if decoded.defects:
@@ -65,7 +68,8 @@ def offsets_parser(record: Record) -> tuple[str | None, str | None]:
     if value is None or record.value is None:
         return key_text, "<DELETE>"
     # The converter writes a tagged field only when it differs from its default: read the value as it does.
-    data = read_message(gc.RECORD_TYPES[rtype][2], record.value, value["version"], 2)[0]
+    message = coordinator_message(gc.OFFSETS_TOPIC, VALUE, rtype, release) or gc.RECORD_TYPES[rtype][2]
+    data = read_message(message, record.value, value["version"], 2)[0]
     if decoded.kind == "group_metadata":
         data = _consumer_members(data)
     return key_text, jackson({"version": str(value["version"]), "data": data})
@@ -355,8 +359,9 @@ def parser_for(name: str, layout: KafkaLayout) -> Parser | None:
         return None
     if name == "transaction-log" and layout.transaction_log_json:
         return _java_missing_key(transaction_log_json_parser)
-    if name == "group-coordinator" and layout.leader_change_json:  # 4.1+: the Java tool
-        return _java_missing_key(offsets_parser)
+    if name == "group-coordinator":  # over that release's serde; 4.1+: the Java tool
+        parser: Parser = partial(offsets_parser, release=layout.name)
+        return _java_missing_key(parser) if layout.leader_change_json else parser
     if name == "share-group-state" and not layout.leader_change_json:  # 4.0: the Scala tool
         return _share_parser(java_tool=False)
     if name == "remote-log-metadata" and layout.name == "3.9":

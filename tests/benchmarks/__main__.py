@@ -1,4 +1,9 @@
-"""kafkatool's speed suite: ``python -m tests.benchmarks [--quick] [--out FILE] [--work DIR] [--repeat N]``.
+"""kafkatool's speed suite: ``python -m tests.benchmarks [--quick] [--fleet] [--out FILE] [--work DIR] [--repeat N]``.
+
+The headline is issue 23's table: kafkatool against Kafka's own tools run in the same run on the same files
+(:mod:`tests.benchmarks.java`: DumpLogSegments as a whole process, a real broker's log recovery timed by the
+broker), each target as measured, its goal and met/missed, with the date and the machine; with ``--fleet``
+the fleet scan's figures (:mod:`tests.benchmarks.bench_fleet`) join it. The rows below it are secondary.
 
 Generates its inputs (see :mod:`tests.benchmarks.inputs`; kept in ``--work`` between runs), measures kafkatool's
 shallow scan, CRC scan (one thread, GIL-free CRC threads, a process pool), deep decode, ``replay-producers``,
@@ -11,22 +16,22 @@ JSON (default ``tests/benchmarks/results/latest.json``, ignored by git). Not col
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.benchmarks import suite
-from tests.benchmarks.inputs import CODECS, Sizes, generate
+from tests.benchmarks import java, suite
+from tests.benchmarks.inputs import CODECS, Sizes, generate, restart_log_dir
 
 HERE = Path(__file__).resolve().parent
-DLS_SHALLOW_1GIB_S = 1.41  # ../shared/research/java-peers.md: DumpLogSegments, 1 GiB of 16 KiB batches, shallow
-DLS_TINY_BATCHES_PER_S = 170e3  # the same, 64 MiB of one-record batches
-LOGLOADER_GB_PER_S = 0.82  # LogLoader.load, unclean, recovery point 0, 1.07 GB partition
+RESTART = ["simulate-restart", "--assume", "unclean", "--recovery-point", "0", "-f", "json"]
 
 
 def _ratio(a: float, b: float) -> float:
@@ -95,18 +100,105 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
             higher_is_better=False)
     for mode, info in res.get("rss", {}).items():
         add(f"peak RSS on the big segment: {mode}", info["max_rss_mb"], 150, "MB", higher_is_better=False)
-    cli = res.get("cli", {})
-    if "dump-segment -f kafka big" in cli:
-        add("dump-segment --format kafka, shallow, big segment (whole process)", cli["dump-segment -f kafka big"]["s"],
-            0.45, "s", higher_is_better=False)
-    if "dump-segment -f kafka tiny" in cli:
-        add("dump-segment --format kafka, one-record batches (whole process)",
-            res["scan"]["tiny"]["batches"] / cli["dump-segment -f kafka tiny"]["s"] / 1e3, 350, "k batches/s")
-    if "simulate-restart partition" in cli:
-        add("simulate-restart from recovery point 0 (whole process)",
-            res["commands"]["bytes"] / cli["simulate-restart partition"]["s"] / 1e9, 1.6, "GB/s")
-    add("simulate-restart from recovery point 0 (in process)", cmd["simulate-restart"]["gb_per_s"], 1.6, "GB/s")
     return out
+
+
+def _size(res: dict[str, Any], key: str) -> str:
+    """An input's size as the table names it (1 GiB in a full run, 64 MiB with --quick)."""
+    size = res["sizes"][key]
+    return f"{size / (1 << 30):.0f} GiB" if size >= 1 << 30 else f"{size / (1 << 20):.0f} MiB"
+
+
+def headline(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 23's speed targets, each as measured in this run (ratios of figures taken in the same run)."""
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, value: float | None, goal: float, unit: str, how: str, higher: bool = True) -> None:
+        if value is None or value != value:  # not measured (no jars, no Spark) or undefined
+            out.append({"target": name, "value": None, "goal": goal, "unit": unit, "how": how, "met": None,
+                        "direction": ">=" if higher else "<="})
+            return
+        out.append({"target": name, "value": value, "goal": goal, "unit": unit, "how": how,
+                    "met": bool(value >= goal if higher else value <= goal), "direction": ">=" if higher else "<="})
+
+    big = res["scan"]["big"]["runs"]
+    gib = _size(res, "big")
+    add("CRC scan, 16 KiB batches, one process / crc32c one buffer", _ratio(big["crc32c_one_buffer"]["s"],
+        big["kafkatool_crc"]["s"]), 0.8, "x", "in process, columns scan with CRC vs crc32c() over the mapping")
+    tiny = res["scan"]["tiny"]
+    add("one-record batches, CRC-verified scan", tiny["runs"]["kafkatool_crc"]["m_batches_per_s"], 5.0,
+        "M batches/s", "in process, columns scan with CRC")
+    cli, dls, rec = res.get("cli", {}), res.get("java", {}).get("dls", {}), res.get("java", {}).get("recovery", {})
+
+    def ratio(java_key: str, ours_key: str, table: dict[str, Any]) -> float | None:
+        if java_key in table and ours_key in cli:
+            return _ratio(table[java_key]["s"], cli[ours_key]["s"])
+        return None
+
+    add("one-record batches: dump-segment -f kafka / DumpLogSegments (batches/s)",
+        ratio("tiny shallow", "dump-segment -f kafka tiny", dls), 3.0, "x", "whole processes, output to /dev/null")
+    add(f"dump-segment -f kafka, {gib} shallow, faster than DumpLogSegments",
+        ratio("big shallow", "dump-segment -f kafka big", dls), 3.0, "x", "whole processes, output to /dev/null")
+    add(f"dump-segment --deep --print-data, {gib}, faster than DumpLogSegments --deep-iteration --print-data-log",
+        ratio("big deep print", "dump-segment -f kafka --print-data big", dls), 2.0, "x",
+        "whole processes, output to /dev/null")
+    restart = res.get("restart", {})
+    if "big-logdir" in rec and "in_process" in restart:
+        add(f"simulate-restart, recovery point 0, {gib}, faster than Kafka's recovery",
+            _ratio(rec["big-logdir"]["s"], restart["in_process"]["s"]), 2.0, "x",
+            "broker's own 'Loaded N logs in Xms' vs the restart engine in process")
+    else:
+        add(f"simulate-restart, recovery point 0, {gib}, faster than Kafka's recovery", None, 2.0, "x", "not run")
+    if "big-logdir" in rec and "simulate-restart big-logdir" in cli:
+        add(f"simulate-restart, recovery point 0, {gib}, whole process, faster than Kafka's recovery",
+            _ratio(rec["big-logdir"]["s"], cli["simulate-restart big-logdir"]["s"]), 2.0, "x",
+            "broker's own load time vs kafkatool as a whole process (its start included)")
+    fleet = res.get("fleet")
+    add("fleet scan, local engine, GB/s per core", fleet["local_gb_per_s_per_core"] if fleet else None, 1.0,
+        "GB/s", "bench_fleet: the scan's process pool writing the four Parquet tables" if fleet else "--fleet")
+    add("fleet scan, Spark / local (time, same cores)", fleet.get("spark_over_local") if fleet else None, 1.3, "x",
+        "bench_fleet: Spark local[2], session warmed" if fleet else "--fleet", higher=False)
+    for name, info in res.get("rss_1gib", {}).items():
+        add(f"peak RSS, {gib} input: {name}", info["max_rss_mb"], 150, "MB", "fresh process, VmHWM", higher=False)
+    if "help" in res:
+        add("kafkatool --help, whole process", res["help"]["s"], 0.15, "s", "python -m kafkatool --help, fork to exit",
+            higher=False)
+    return out
+
+
+def print_headline(res: dict[str, Any]) -> None:
+    """The one table of issue 23's ratios, with date and machine."""
+    print(f"\nkafkatool against Kafka's own tools, {res['date']}")
+    print(f"machine: {res['machine']}")
+    print(f"versions: {', '.join(f'{k} {v}' for k, v in res['versions'].items())}")
+    for t in res["headline"]:
+        mark = "----" if t["met"] is None else "met " if t["met"] else "MISS"
+        value = "not run" if t["value"] is None else f"{t['value']:9.3f}"
+        print(f"  {mark} {t['target'][:86]:86s} {value:>9s} {t['unit']:12s} (goal {t['direction']} {t['goal']})")
+
+
+def machine() -> tuple[str, dict[str, str]]:
+    """The machine line (cores, CPU model) and the versions of everything measured."""
+    from importlib import metadata
+
+    from kafkatool import __version__
+    from kafkatool.schema import native
+
+    model = "unknown CPU"
+    with contextlib.suppress(OSError, StopIteration), open("/proc/cpuinfo") as fh:
+        model = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    cores = len(os.sched_getaffinity(0))
+    vers = {"kafkatool": __version__, "native core": "on" if native.core() is not None else
+            f"off ({native.why_not()})", "Python": platform.python_version()}
+    for dist in ("crc32c", "kafka-python", "aiokafka", "pyspark"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            vers[dist] = metadata.version(dist)
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        java_v = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30).stderr
+        vers["Java"] = java_v.splitlines()[0].split('"')[1] if '"' in java_v else java_v.strip()[:40]
+    load = os.getloadavg()[0]
+    return (f"{cores} cores, {model}, {platform.machine()}, {os.cpu_count()} CPUs online, load average "
+            f"{load:.1f} at start"), vers
 
 
 def print_report(res: dict[str, Any]) -> None:
@@ -145,7 +237,15 @@ def print_report(res: dict[str, Any]) -> None:
         print("\n[peak RSS on the big segment, fresh process per mode]")
         for k, r in res["rss"].items():
             print(f"  {k:32s} {r['max_rss_mb']:8.1f} MB  ({r['s']:.3f} s)")
-    print("\n[targets]")
+    if res.get("java"):
+        print(f"\n[Kafka {res['java']['version']}'s own tools, whole processes]")
+        for k, r in res["java"].get("dls", {}).items():
+            print(f"  DumpLogSegments {k:24s} {r['s']:8.3f} s ({r['min_s']:.3f}-{r['max_s']:.3f})  "
+                  f"peak RSS {r['max_rss_mb']:.0f} MB")
+        for k, r in res["java"].get("recovery", {}).items():
+            print(f"  broker recovery {k:24s} {r['s']:8.3f} s ({r['min_s']:.3f}-{r['max_s']:.3f})  "
+                  f"{r['gb_per_s']:.2f} GB/s, {r['recovered_segments']} segments recovered")
+    print("\n[secondary targets: the Python peers]")
     for t in res["targets"]:
         mark = "met " if t["met"] else "MISS"
         print(f"  {mark} {t['target']:72s} {t['value']:9.3f} {t['unit']:12s} (goal {t['direction']} {t['goal']})")
@@ -158,20 +258,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json", help="JSON results file")
     parser.add_argument("--repeat", type=int, default=None, help="runs per in-process figure (default 5, quick 3)")
     parser.add_argument("--no-cli", action="store_true", help="skip the fresh-process command and RSS figures")
+    parser.add_argument("--no-java", action="store_true", help="skip Kafka's own tools (DumpLogSegments, broker)")
+    parser.add_argument("--kafka-version", default=None, help="the fetched Kafka to run (default: the newest)")
+    parser.add_argument("--fleet", action="store_true", help="add the fleet scan (bench_fleet: local and Spark)")
+    parser.add_argument("--no-spark", action="store_true", help="with --fleet: the local engine only")
+    parser.add_argument("--no-python-path", action="store_true",
+                        help="skip the KAFKATOOL_NATIVE=0 rows (the Python path of the same commands)")
     args = parser.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes()
     repeat = args.repeat or (3 if args.quick else 5)
     work = args.work or Path(tempfile.gettempdir()) / f"kafkatool-bench-{'quick' if args.quick else 'full'}"
     started = time.perf_counter()
     inputs = generate(work, sizes)
+    inputs["restart"] = restart_log_dir(work, sizes.big)
     print(f"inputs in {work} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     peers = suite.peers_available()
+    where, vers = machine()
     res: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": where, "versions": vers,
         "sizes": {k: v["bytes"] for k, v in inputs.items()}, "repeat": repeat, "peers": peers,
         "scan": {}, "deep": {},
     }
+    runs = max(3, repeat // 2) if not args.quick else 1
+    res["help"] = suite.help_time(max(5, repeat))
     for name in ("big", "tiny"):
         print(f"scan {name} ...", file=sys.stderr)
         res["scan"][name] = suite.segment_scan(str(inputs[name]["path"]), repeat, peers, parallel=name == "big")
@@ -183,19 +292,45 @@ def main(argv: list[str] | None = None) -> int:
         res["deep"][codec.label] = suite.deep_decode(str(inputs[f"codec-{codec.label}"]["path"]), None, repeat, peers)
     print("commands ...", file=sys.stderr)
     res["commands"] = suite.commands_in_process(str(inputs["partition"]["path"]), repeat)
+    print("simulate-restart on the 1 GiB log dir ...", file=sys.stderr)
+    res["restart"] = {"bytes": inputs["restart"]["bytes"],
+                      "in_process": suite.restart_in_process(str(inputs["restart"]["path"]), runs)}
+    big, tiny, logdir, restart = (str(inputs[k]["path"]) for k in ("big", "tiny", "partition", "restart"))
+    if not args.no_java:
+        version = java.available(args.kafka_version)
+        if version is None:
+            print("no Kafka jars or no java: python -m tests.kafka.versions fetch (Kafka rows skipped)",
+                  file=sys.stderr)
+        else:
+            print(f"Kafka {version}: DumpLogSegments and broker recovery ...", file=sys.stderr)
+            res["java"] = {"version": version, "dls": {
+                "big shallow": java.dump_log_segments(version, big, (), runs),
+                "tiny shallow": java.dump_log_segments(version, tiny, (), runs),
+                "big deep print": java.dump_log_segments(version, big, ("--deep-iteration", "--print-data-log"),
+                                                         runs),
+            }}
+            jwork = work / "kafka-broker"
+            res["java"]["recovery"] = {
+                "big-logdir": java.broker_recovery(version, Path(inputs["restart"]["partition"]), jwork, runs),
+                "partition": java.broker_recovery(version, Path(logdir) / "bench-0", jwork, runs),
+            }
     if not args.no_cli:
-        big, tiny, logdir = (str(inputs[k]["path"]) for k in ("big", "tiny", "partition"))
-        runs = max(3, repeat // 2)
         res["cli"] = {
             "dump-segment -f kafka big": suite.cli(["dump-segment", "-f", "kafka", big], runs),
             "dump-segment -f kafka tiny": suite.cli(["dump-segment", "-f", "kafka", tiny], runs),
+            "dump-segment -f kafka --print-data big": suite.cli(["dump-segment", "-f", "kafka", "--print-data", big],
+                                                                runs),
             "dump-segment --verify big": suite.cli(["dump-segment", "--verify", "-f", "jsonl", big], runs),
-            "simulate-restart partition": suite.cli(["simulate-restart", "--assume", "unclean", "--recovery-point",
-                                                     "0", "-f", "json", logdir], runs),
+            "simulate-restart big-logdir": suite.cli([*RESTART, restart], runs),
+            "simulate-restart partition": suite.cli([*RESTART, logdir], runs),
             "check partition": suite.cli(["check", "-f", "json", logdir], runs),
             "replay-producers partition": suite.cli(
                 ["replay-producers", "-f", "json", str(next(p for p in Path(logdir).iterdir() if p.is_dir()))], runs),
         }
+        if not args.no_python_path:
+            for key in ("dump-segment -f kafka big", "dump-segment -f kafka tiny",
+                        "dump-segment -f kafka --print-data big", "simulate-restart big-logdir"):
+                res["cli"][f"{key} (KAFKATOOL_NATIVE=0)"] = suite.cli(res["cli"][key]["args"], runs, native=False)
         print("peak RSS ...", file=sys.stderr)
         res["rss"] = {mode: suite.peak_rss(mode, big) for mode in (
             "columns-shallow", "columns-crc", "columns-crc-pool", "walker-shallow", "walker-crc", "walker-deep")}
@@ -203,11 +338,18 @@ def main(argv: list[str] | None = None) -> int:
             "s": res["cli"]["dump-segment -f kafka big"]["s"]}
         print("peak RSS of every subcommand on the one-record-batch log dir ...", file=sys.stderr)
         res["rss_commands"] = command_rss(str(inputs["tiny-logdir"]["path"]), work)
-    res["java_reference"] = {"DumpLogSegments_shallow_1GiB_s": DLS_SHALLOW_1GIB_S,
-                             "DumpLogSegments_tiny_batches_per_s": DLS_TINY_BATCHES_PER_S,
-                             "LogLoader_unclean_rp0_GB_per_s": LOGLOADER_GB_PER_S}
+        res["rss_1gib"] = {f"{k} (16 KiB batches)": v for k, v in res["rss"].items() if "(CLI)" not in k}
+        res["rss_1gib"].update({k: v for k, v in res["cli"].items() if "big" in k})
+        res["rss_1gib"].update({f"{k} (one-record batches)": v for k, v in res["rss_commands"].items()})
+    if args.fleet:
+        from tests.benchmarks import bench_fleet
+
+        print("fleet scan ...", file=sys.stderr)
+        res["fleet"] = bench_fleet.measure(work / "fleet", max(3, repeat // 2), spark=not args.no_spark)
+    res["headline"] = headline(res)
     res["targets"] = targets(res)
     print_report(res)
+    print_headline(res)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1))
     print(f"\nwrote {args.out}", file=sys.stderr)

@@ -68,8 +68,10 @@ def _template_batch(recs: list[Record], codec: Compression) -> bytes:
 
 
 def write_segment(path: Path, target: int, records: int, value_size: int,
-                  codec: Compression = Compression.NONE) -> dict[str, int]:
-    """Write batches until ``target`` bytes; returns the counts."""
+                  codec: Compression = Compression.NONE, transactions: bool = True) -> dict[str, int]:
+    """Write batches until ``target`` bytes; returns the counts. ``transactions=False``: every producer batch is
+    idempotent only (Kafka refuses to load a producer's non-transactional batch inside its open transaction,
+    ``ProducerAppendInfo``'s "Expected transactional write", so the broker-recovery input has none)."""
     templates = _templates(records, value_size, codec)
     seqs = [0, 0, 0, 0]
     offset = batches = size = 0
@@ -83,7 +85,8 @@ def write_segment(path: Path, target: int, records: int, value_size: int,
             pack_q(data, 0, offset)
             if batches % 2:
                 p = (batches // 2) % 4
-                attrs = int.from_bytes(data[attr_at:attr_at + 2], "big") | (0x10 if batches % 20 == 1 else 0)
+                txn = 0x10 if transactions and batches % 20 == 1 else 0
+                attrs = int.from_bytes(data[attr_at:attr_at + 2], "big") | txn
                 pack_h(data, OFF["attributes"], attrs)
                 pack_q(data, OFF["producer_id"], 1000 + p)
                 pack_h(data, OFF["producer_epoch"], 0)
@@ -148,3 +151,23 @@ def generate(work: Path, sizes: Sizes) -> dict[str, dict[str, object]]:
     inputs["partition"] = {"path": str(work / "partition" / "logdir"), **info}
     marker.write_text(json.dumps({"sizes": key, "inputs": inputs}))
     return inputs
+
+
+def restart_log_dir(work: Path, size: int) -> dict[str, object]:
+    """A log dir holding one partition (``restart-0``) of one segment of ``size`` bytes of ~16 KiB idempotent
+    batches and nothing else (no indexes, checkpoints or marker: an unclean start from recovery point 0), for
+    ``simulate-restart`` and a real broker's recovery of the same bytes. Made once (its own marker)."""
+    import json
+
+    root = work / "restart-logdir"
+    marker = work / "restart-logdir.json"
+    key = f"{GENERATOR_VERSION} {size}"
+    if marker.exists():
+        known = json.loads(marker.read_text())
+        if known.get("key") == key:
+            return known["input"]
+    seg = root / "restart-0" / "00000000000000000000.log"
+    seg.parent.mkdir(parents=True, exist_ok=True)
+    info = {"path": str(root), "partition": str(seg.parent), **write_segment(seg, size, 15, 1024, transactions=False)}
+    marker.write_text(json.dumps({"key": key, "input": info}))
+    return info

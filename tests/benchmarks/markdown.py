@@ -32,9 +32,40 @@ def _span(run: dict[str, Any], digits: int = 3) -> str:
     return f"{run['s']:.{digits}f} ({run['min_s']:.2f}–{run['max_s']:.2f})"
 
 
+def headline(res: dict[str, Any]) -> list[str]:
+    """Issue 23's table: each target as measured against Kafka's own tools in the same run, with the machine."""
+    if "headline" not in res:
+        return []
+    out = [f"Measured {res['date']} on {res['machine']}; "
+           + ", ".join(f"{k} {v}" for k, v in res.get("versions", {}).items())
+           + (f", Kafka {res['java']['version']}" if res.get("java") else "") + ".", "",
+           "| target | measured | goal | | how |", "| --- | --- | --- | --- | --- |"]
+    for t in res["headline"]:
+        value = "not run" if t["value"] is None else f"{t['value']:.3g} {t['unit']}".rstrip()
+        mark = "" if t["met"] is None else "met" if t["met"] else "missed"
+        out.append(f"| {t['target']} | {value} | {t['direction']} {t['goal']:g} | {mark} | {t['how']} |")
+    java = res.get("java")
+    if java:
+        out += ["", f"Kafka {java['version']}'s own tools in that run (whole processes, the JVM options of Kafka's "
+                "scripts, output to /dev/null; recovery: the broker's own `Loaded N logs in Xms`):", "",
+                "| run | median s (min–max) | peak RSS MB |", "| --- | --- | --- |"]
+        out += [f"| DumpLogSegments, {k} | {_span(r, 2)} | {r['max_rss_mb']:.0f} |" for k, r in java["dls"].items()]
+        out += [f"| broker recovery, {k} ({r['bytes'] / 1e6:.0f} MB, {r['recovered_segments']} segments recovered) "
+                f"| {_span(r, 2)} | |" for k, r in java.get("recovery", {}).items()]
+    fleet = res.get("fleet")
+    if fleet:
+        out += ["", f"Fleet scan ({fleet['bytes'] / 1e6:.0f} MB, {fleet['partitions']} partitions, {fleet['cpus']} "
+                "cores, all four Parquet tables):", "", "| engine | median s (min–max) | GB/s | speed-up vs single |",
+                "| --- | --- | --- | --- |"]
+        out += [f"| {k} | {fleet[k]['median_s']:.2f} ({fleet[k]['min_s']:.2f}–{fleet[k]['max_s']:.2f}) | "
+                f"{fleet[k]['gb_per_s']:.2f} | {fleet[k]['speedup_vs_single']:.2f}x |"
+                for k in ("single", "local", "spark") if k in fleet]
+    return out
+
+
 def tables(res: dict[str, Any]) -> list[str]:
     """The README's tables for one results file, as lines."""
-    out: list[str] = []
+    out: list[str] = headline(res)
     for name, scan in res["scan"].items():
         out += ["", f"`{name}` segment ({scan['bytes'] / 1e6:.0f} MB, {scan['batches']} batches):", "",
                 "| contender | median s (min–max) | GB/s | M batches/s |", "| --- | --- | --- | --- |"]
@@ -57,10 +88,11 @@ def tables(res: dict[str, Any]) -> list[str]:
     out += [f"| {k} | {_span(r)} | {r['gb_per_s']:.2f} | {r['s'] / base:.2f}x |" for k, r in cmds["runs"].items()]
     out += ["", "Whole processes (interpreter start and imports included, output to /dev/null):", "",
             "| command | median s (min–max) | peak RSS MB |", "| --- | --- | --- |"]
-    out += [f"| `kafkatool {k}` | {_span(r, 2)} | {r['max_rss_mb']:.0f} |" for k, r in res["cli"].items()]
-    rss = ", ".join(f"{k} {r['max_rss_mb']:.0f} MB" for k, r in res["rss"].items())
+    out += [f"| `kafkatool {k}` | {_span(r, 2)} | {r['max_rss_mb']:.0f} |" for k, r in res.get("cli", {}).items()]
+    rss = ", ".join(f"{k} {r['max_rss_mb']:.0f} MB" for k, r in res.get("rss", {}).items())
     out += ["", f"Peak RSS on the 1 GiB segment (fresh process per mode): {rss}.", "",
-            "The issue's targets, as measured in that run:", "", "| target | measured | goal | |",
+            "Secondary targets (the Python peers and memory), as measured in that run:", "",
+            "| target | measured | goal | |",
             "| --- | --- | --- | --- |"]
     for t in res["targets"]:
         unit = f" {t['unit']}" if t["unit"] else ""
@@ -72,7 +104,7 @@ def tables(res: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     res = json.loads(Path(args[0] if args else DEFAULT).read_text())
-    print(f"Measured {res['date']} on {res['machine']}, medians of {res['repeat']}.")
+    print(f"Medians of {res['repeat']} (whole processes: of {max(3, res['repeat'] // 2)}).")
     print("\n".join(tables(res)))
     return 0
 

@@ -222,9 +222,7 @@ def commands_in_process(logdir: str, repeat: int) -> Result:
     commands call them (reading and engine, no rendering), against a plain CRC scan of the same segments."""
     from kafkatool.engine.check import check_log_dir
     from kafkatool.engine.replay import replay
-    from kafkatool.engine.restart import RestartOptions, simulate_restart
     from kafkatool.reading.logdir import partition_with_high_watermark, read_log_dir
-    from kafkatool.reading.restart_inputs import read_restart_inputs
 
     part_dir = next(p for p in Path(logdir).iterdir() if p.is_dir())
     logs = sorted(str(p) for p in part_dir.glob("*.log"))
@@ -234,11 +232,7 @@ def commands_in_process(logdir: str, repeat: int) -> Result:
         return sum(len(columns.scan_segment(p)) for p in logs)
 
     def restart() -> int:
-        inputs = read_restart_inputs(Path(logdir))
-        result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=1_800_000_000_000,
-                                                                               assume="unclean", recovery_point=0,
-                                                                               plan_output=False))
-        return len(result.partitions)
+        return _restart(logdir)
 
     def replay_producers() -> int:
         part, _hw = partition_with_high_watermark(part_dir)
@@ -254,18 +248,48 @@ def commands_in_process(logdir: str, repeat: int) -> Result:
     return {"bytes": size, "segments": len(logs), "runs": result}
 
 
-def cli(args: list[str], repeat: int) -> Result:
-    """A ``kafkatool`` command in a fresh process (interpreter start and imports included), output discarded."""
+def restart_in_process(logdir: str, repeat: int) -> Result:
+    """``simulate-restart`` (unclean, recovery point 0) on ``logdir`` as the command calls it (reading and
+    engine, no rendering): median and min-max seconds."""
+    return timed({"simulate-restart": lambda: _restart(logdir)}, repeat)["simulate-restart"]
+
+
+def _restart(logdir: str) -> int:
+    """One ``simulate-restart --assume unclean --recovery-point 0`` of ``logdir``, engine only."""
+    from kafkatool.engine.restart import RestartOptions, simulate_restart
+    from kafkatool.reading.restart_inputs import read_restart_inputs
+
+    inputs = read_restart_inputs(Path(logdir))
+    result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=1_800_000_000_000, assume="unclean",
+                                                                           recovery_point=0, plan_output=False))
+    return len(result.partitions)
+
+
+def cli(args: list[str], repeat: int, native: bool = True) -> Result:
+    """A ``kafkatool`` command in a fresh process (interpreter start and imports included), output discarded;
+    ``native=False`` runs it with ``KAFKATOOL_NATIVE=0`` (the Python path)."""
     times = []
     rss = 0
+    env = {**os.environ, **({} if native else {"KAFKATOOL_NATIVE": "0"})}
     for _ in range(repeat):
         out = subprocess.run([sys.executable, "-m", "tests.benchmarks.probe", "cli", *args], capture_output=True,
-                             text=True, check=True)
+                             text=True, check=True, env=env)
         info = json.loads(out.stdout.strip().splitlines()[-1])
         times.append(info["wall_s"])
         rss = max(rss, info["max_rss_mb"])
-    return {"args": args, "s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "max_rss_mb": rss}
+    return {"args": args, "native": native, "s": statistics.median(times), "min_s": min(times),
+            "max_s": max(times), "max_rss_mb": rss}
+
+
+def help_time(repeat: int) -> Result:
+    """``kafkatool --help`` as a user's shell runs it: a fresh ``python -m kafkatool --help`` process, wall time
+    from fork to exit (interpreter start included), median of ``repeat``."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "kafkatool", "--help"], capture_output=True, check=True)
+        times.append(time.perf_counter() - started)
+    return {"s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
 
 
 def peak_rss(mode: str, path: str) -> Result:

@@ -7,6 +7,10 @@ Two engines share the targets of :mod:`tests.fuzz.targets`:
   the shared corpus. Deterministic for a given ``--seed``; needs nothing beyond the test dependencies.
 - ``atheris``: coverage-guided libFuzzer through atheris (``pip install atheris``), same targets and contract.
 
+``--native`` fuzzes the entry points of the Rust core (``kafkatool._native``) instead, each against its Python
+reference where it has one (:mod:`tests.fuzz.native`; ``python -m tests.fuzz --native --engine atheris --runs
+10000000 --json figures.json`` is the long run, one atheris process per entry point).
+
 A finding (an uncaught exception, or a decode error without a byte position) is written to ``--artifacts`` and
 the run exits 1. Not collected by pytest; the bounded in-suite version is ``tests/test_fuzz_decoders.py``.
 """
@@ -89,7 +93,15 @@ def main() -> int:
     parser.add_argument("--engine", choices=("random", "atheris"), default="random")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per target (random engine)")
     parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts"), help="where findings are saved")
+    parser.add_argument("--native", action="store_true", help="the native core's entry points (tests.fuzz.native)")
+    parser.add_argument("--json", type=Path, help="with --native: write the figures here")
     args = parser.parse_args()
+    if args.native:
+        from tests.fuzz import native
+
+        return native.main(["--target", args.target, "--runs", str(args.runs), "--engine", args.engine,
+                            "--seed", str(args.seed), "--artifacts", str(args.artifacts / "native"),
+                            *(["--json", str(args.json)] if args.json else [])])
     names = list(TARGETS) if args.target == "all" else args.target.split(",")
     unknown = [n for n in names if n not in TARGETS]
     if unknown:

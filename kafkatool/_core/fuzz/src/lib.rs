@@ -1,0 +1,33 @@
+//! What the fuzz targets share: the walk's argument mapping (the same as `tests/fuzz/native.py`'s `_walk_args`)
+//! and the fast loop's invariants.
+#![forbid(unsafe_code)]
+
+use _native::walk::Chain;
+
+/// The arguments the input's first 4 bytes choose (the same mapping as `tests/fuzz/native.py`'s `_walk_args`).
+pub fn args(data: &[u8]) -> (&[u8], i64, i64, i64, bool, u8) {
+    let mut head = [0u8; 4];
+    for (i, b) in data.iter().take(4).enumerate() {
+        head[i] = *b;
+    }
+    let seg = data.get(4..).unwrap_or(&[]);
+    let n = seg.len() as i64;
+    let pos = if head[0] < 200 { i64::from(head[0] % 8) } else { 0 };
+    let limit = (n - if head[1] >= 128 { i64::from(head[1] % 32) } else { 0 }).max(0);
+    let stop = if head[2] < 128 { limit } else { i64::from(head[2]) * n.max(1) / 256 };
+    (seg, pos, limit, stop, head[3] % 2 == 0, head[3])
+}
+
+/// The fast loop's invariants on one result.
+pub fn invariants(chain: &Chain, pos: i64, limit: i64, verify: bool) {
+    assert_eq!(chain.headers.len(), chain.positions.len() * 61);
+    let mut last = -1;
+    for &p in &chain.positions {
+        assert!(p > last && p >= pos && p < limit, "position {p} out of order or range");
+        last = p;
+    }
+    for b in &chain.bad_crc {
+        assert!(verify && chain.positions.contains(b));
+    }
+    assert!(chain.reached >= pos);
+}

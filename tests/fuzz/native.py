@@ -1,0 +1,360 @@
+"""Fuzzing every entry point of ``kafkatool._native`` (the Rust core) through its Python binding.
+
+:data:`NATIVE` is the one list of entry points: each names a function of ``kafkatool._native``, how to call it
+on arbitrary bytes, and (where there is one) the Python reference it must agree with, field by field: the same
+result, or the native core handing the input back (``None``, "the Python path decides") where the contract
+allows it. Whatever the bytes, the native call must return (a panic is a ``PanicException`` or the guard's
+error, both findings), within :data:`HANG_S`. A test (``tests/test_fuzz_native.py``) fails when the module has
+a function this list does not name, so a new entry point is added here and nowhere else.
+
+Run: ``python -m tests.fuzz.native [--target NAME|all] [--runs N] [--engine atheris|random|cargo] [--json F]``.
+``atheris`` is libFuzzer through the Python binding (``pip install -e '.[fuzz]'``), coverage-guided by the
+Python side (the references), one process per target; ``random`` is the seeded mutator of
+:mod:`tests.fuzz.targets`, through the binding too; ``cargo`` runs the entry point's cargo-fuzz target in
+``kafkatool/_core/fuzz`` (``cargo install cargo-fuzz``; ``RUSTC_BOOTSTRAP=1`` on a stable toolchain), coverage-
+guided by the Rust code itself, no Python reference. Executions and rates come from libFuzzer's final stats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tests.fuzz.targets import FUZZ_MAX_OUTPUT, Finding, mutate, seeds
+
+HANG_S = 2.0  # one input taking longer than this is a finding (a hang)
+Normal = Any
+
+
+@contextlib.contextmanager
+def python_path() -> Iterator[None]:
+    """``KAFKATOOL_NATIVE=0`` for the block: the public functions take the Python path (the reference)."""
+    old = os.environ.get("KAFKATOOL_NATIVE")
+    os.environ["KAFKATOOL_NATIVE"] = "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["KAFKATOOL_NATIVE"]
+        else:
+            os.environ["KAFKATOOL_NATIVE"] = old
+
+
+def _outcome(fn: Callable[[], Any]) -> tuple[str, Any]:
+    """A call's result, or the error it raised as ``(type name, message)`` (the Python path's defects)."""
+    try:
+        return "ok", fn()
+    except Exception as err:
+        return "error", (type(err).__name__, str(err))
+
+
+# --- walk: the segment walk's fast chain (kafkatool/_core/src/walk.rs; reference batch_columns.scan_chain) ---
+
+
+def _walk_args(data: bytes) -> tuple[bytes, int, int, int, bool]:
+    """The first 4 bytes choose start, limit cut, stop cut and CRC check; the rest is the segment."""
+    head, seg = data[:4].ljust(4, b"\0"), data[4:]
+    n = len(seg)
+    pos = head[0] % 8 if head[0] < 200 else 0
+    limit = n - (head[1] % 32 if head[1] >= 128 else 0)
+    stop = limit if head[2] < 128 else (head[2] * max(n, 1)) // 256
+    return seg, pos, max(limit, 0), stop, head[3] % 2 == 0
+
+
+def _chain_reference(seg: bytes, pos: int, limit: int, stop: int, verify: bool) -> Normal:
+    from kafkatool.schema import batch_columns as bc
+
+    positions: list[int] = []
+    bad: list[int] = []
+    reached = bc.scan_chain(seg, pos, limit, stop, verify, positions, bad)
+    headers = b"".join(seg[p:p + 61] for p in positions)
+    return positions, headers, bad if verify else [], reached
+
+
+def _chain_native(out: Any, verify: bool) -> Normal:
+    positions, headers, bad, reached = out
+    return positions.tolist(), bytes(headers.tobytes()), bad.tolist() if verify else [], int(reached)
+
+
+def _walk_bytes(core: ModuleType, data: bytes) -> Normal:
+    seg, pos, limit, stop, verify = _walk_args(data)
+    return _chain_native(core.walk_bytes(seg, pos, limit, stop, verify), verify)
+
+
+_SHM = Path("/dev/shm")  # a memory file system: a file per input costs microseconds, not a disk write
+_SCRATCH = (_SHM if _SHM.is_dir() else Path(tempfile.gettempdir())) / f"kafkatool-fuzz-walk-{os.getpid()}.log"
+
+
+def _walk_path(core: ModuleType, data: bytes) -> Normal:
+    seg, pos, limit, stop, verify = _walk_args(data)
+    _SCRATCH.write_bytes(seg)
+    return _chain_native(core.walk_path(str(_SCRATCH), pos, limit, stop, verify), verify)
+
+
+def _walk_reference(data: bytes) -> Normal:
+    return _chain_reference(*_walk_args(data))
+
+
+def _same(native: Normal, reference: Normal) -> str | None:
+    return None if native == reference else f"native {native!r:.300} != Python {reference!r:.300}"
+
+
+# --- codecs: decompression under the cap (kafkatool/_core/src/codecs.rs; reference schema.codecs) ---
+
+
+def _codec_args(data: bytes) -> tuple[int, bytes, int]:
+    """First byte: the codec (1 gzip, 2 snappy, 3 lz4, 4 zstd); second: magic 0, 1 or 2; the rest, the payload."""
+    head = data[:2].ljust(2, b"\0")
+    return 1 + head[0] % 4, data[2:], head[1] % 3
+
+
+def _decompress(core: ModuleType, data: bytes) -> Normal:
+    codec, payload, magic = _codec_args(data)
+    out = core.decompress(codec, payload, magic, FUZZ_MAX_OUTPUT)
+    if out is not None and len(out) > FUZZ_MAX_OUTPUT:
+        raise Finding(f"decompress returned {len(out)} bytes above the {FUZZ_MAX_OUTPUT} cap")
+    return None if out is None else bytes(out)
+
+
+def _decompress_reference(data: bytes) -> Normal:
+    from kafkatool.model import Compression
+    from kafkatool.schema import codecs
+
+    codec, payload, magic = _codec_args(data)
+    with python_path():
+        return _outcome(lambda: codecs.decompress(Compression(codec), payload, magic=magic,
+                                                  max_output=FUZZ_MAX_OUTPUT))
+
+
+def _decompress_agree(native: Normal, reference: Normal) -> str | None:
+    """Native bytes must be exactly the Python path's; ``None`` (handed back) is always allowed."""
+    if native is None:
+        return None
+    kind, value = reference
+    if kind != "ok":
+        return f"native decoded {len(native)} bytes where the Python path raised {value}"
+    return None if bytes(value) == native else f"native {len(native)} bytes != Python {len(value)} bytes"
+
+
+def _codec_seeds() -> tuple[bytes, ...]:
+    out = []
+    for selector, name in enumerate(("gzip", "snappy", "lz4", "zstd")):
+        out += [bytes([selector, 2]) + s for s in seeds(name)]
+    out += [bytes([2, 0]) + s for s in seeds("lz4-magic0")]
+    return tuple(out)
+
+
+def _walk_seeds() -> tuple[bytes, ...]:
+    return tuple(b"\0\0\0\0" + s for s in seeds("log"))
+
+
+@dataclass(frozen=True)
+class NativeTarget:
+    """One entry point of ``kafkatool._native`` under fuzz."""
+
+    function: str
+    call: Callable[[ModuleType, bytes], Normal]
+    seeds: Callable[[], tuple[bytes, ...]]
+    reference: Callable[[bytes], Normal] | None = None
+    agree: Callable[[Normal, Normal], str | None] = _same
+    rust: str | None = None  # the cargo-fuzz target (kafkatool/_core/fuzz) over the Rust function it wraps
+
+
+#: Every entry point of ``kafkatool._native`` (but ``build_info``), in one place.
+NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
+    NativeTarget("walk_bytes", _walk_bytes, _walk_seeds, _walk_reference, rust="walk"),
+    NativeTarget("walk_path", _walk_path, _walk_seeds, _walk_reference, rust="walk_file"),
+    NativeTarget("decompress", _decompress, _codec_seeds, _decompress_reference, _decompress_agree,
+                 rust="decompress"),
+)}
+RUST_FUZZ = Path(__file__).resolve().parents[2] / "kafkatool" / "_core" / "fuzz"
+NOT_FUZZED = frozenset({"build_info"})  # no input
+
+
+def entry_points(core: ModuleType) -> list[str]:
+    """The module's functions (every public callable but :data:`NOT_FUZZED`)."""
+    return sorted(n for n in dir(core) if not n.startswith("_") and callable(getattr(core, n))
+                  and n not in NOT_FUZZED and not isinstance(getattr(core, n), type))
+
+
+def check(core: ModuleType, target: NativeTarget, data: bytes) -> None:
+    """One input: the native call returns in time, and agrees with the reference; else :class:`Finding`."""
+    began = time.perf_counter()
+    try:
+        native = target.call(core, data)
+    except Finding:
+        raise
+    except BaseException as err:  # a PanicException is a BaseException
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        raise Finding(f"{target.function}: raised {type(err).__name__}: {err}") from err
+    took = time.perf_counter() - began
+    if took > HANG_S:
+        raise Finding(f"{target.function}: {took:.1f} s on one {len(data)}-byte input (a hang)")
+    if target.reference is not None:
+        problem = target.agree(native, target.reference(data))
+        if problem:
+            raise Finding(f"{target.function}: differs from the Python reference: {problem}")
+
+
+def _core() -> ModuleType:
+    from kafkatool.schema import native
+
+    core = native.core()
+    if core is None:
+        raise SystemExit(f"the native core is not usable: {native.why_not()}")
+    return core
+
+
+def run_random(name: str, runs: int, seed: int, artifacts: Path) -> dict[str, Any]:
+    """``runs`` mutated inputs (the seeded mutator of tests.fuzz.targets) through one entry point."""
+    core, target = _core(), NATIVE[name]
+    pool = target.seeds() or (b"",)
+    rnd = random.Random(f"{seed}:native:{name}")
+    started, findings = time.monotonic(), 0
+    for done in range(1, runs + 1):
+        data = mutate(rnd.choice(pool), rnd, pool)
+        try:
+            check(core, target, data)
+        except Finding as err:
+            findings += 1
+            artifacts.mkdir(parents=True, exist_ok=True)
+            path = artifacts / f"native-{name}-{done}.bin"
+            path.write_bytes(data)
+            print(f"FINDING {err} (input saved to {path})", file=sys.stderr)
+        if done % 100000 == 0:
+            print(f"  {name}: {done} inputs, {done / (time.monotonic() - started):.0f}/s", file=sys.stderr)
+    took = time.monotonic() - started
+    return {"target": name, "engine": "random", "execs": runs, "seconds": took, "execs_per_s": runs / took,
+            "findings": findings}
+
+
+def run_atheris(name: str, runs: int, artifacts: Path, max_len: int) -> None:
+    """Coverage-guided libFuzzer through atheris on one entry point (this process ends when libFuzzer does)."""
+    import atheris  # type: ignore[import-not-found]
+
+    core, target = _core(), NATIVE[name]
+    corpus = artifacts / f"corpus-{name}"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for i, data in enumerate(target.seeds()):
+        (corpus / f"seed-{i}").write_bytes(data[:max_len])
+
+    def one(data: bytes) -> None:
+        check(core, target, data)
+
+    argv = [sys.argv[0], f"-runs={runs}", f"-artifact_prefix={artifacts}/{name}-", f"-max_len={max_len}",
+            f"-timeout={int(HANG_S * 5)}", "-print_final_stats=1", str(corpus)]
+    atheris.instrument_all()  # coverage of the Python side (the references, the adapters)
+    atheris.Setup(argv, one)
+    atheris.Fuzz()
+
+
+STAT = re.compile(r"stat::(\w+):\s+(\d+)")
+DONE = re.compile(r"Done (\d+) runs in (\d+) second")
+
+
+def run_atheris_process(name: str, runs: int, artifacts: Path, max_len: int) -> dict[str, Any]:
+    """One atheris run in a child process: its executions, seconds, rate and outcome from libFuzzer's stats."""
+    started = time.monotonic()
+    log = artifacts / f"{name}.log"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as fh:
+        proc = subprocess.run([sys.executable, "-m", "tests.fuzz.native", "--engine", "atheris", "--child",
+                               "--target", name, "--runs", str(runs), "--artifacts", str(artifacts),
+                               "--max-len", str(max_len)], stdout=fh, stderr=subprocess.STDOUT, check=False)
+    took = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    stats = {k: int(v) for k, v in STAT.findall(text)}
+    execs = stats.get("number_of_executed_units") or int((DONE.findall(text) or [("0", "0")])[-1][0])
+    return {"target": name, "engine": "atheris", "execs": execs, "seconds": took,
+            "execs_per_s": execs / took if took else 0.0, "exit": proc.returncode,
+            "findings": 0 if proc.returncode == 0 else 1, "log": str(log),
+            "coverage": stats.get("new_units_added"), "peak_rss_mb": stats.get("peak_rss_mb")}
+
+
+def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int) -> dict[str, Any]:
+    """The cargo-fuzz target of entry point ``name`` (``RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none``),
+    seeded like the Python run: its executions, seconds, rate and outcome from libFuzzer's final stats."""
+    target = NATIVE[name]
+    assert target.rust is not None
+    corpus = (artifacts / f"cargo-corpus-{target.rust}").resolve()
+    corpus.mkdir(parents=True, exist_ok=True)
+    for i, data in enumerate(target.seeds()):
+        (corpus / f"seed-{i}").write_bytes(data[:max_len])
+    log = artifacts / f"cargo-{target.rust}.log"
+    env = {**os.environ, "RUSTC_BOOTSTRAP": "1", "PYO3_PYTHON": sys.executable,
+           "TMPDIR": str(_SHM if _SHM.is_dir() else tempfile.gettempdir())}
+    started = time.monotonic()
+    with open(log, "wb") as fh:
+        proc = subprocess.run(["cargo", "fuzz", "run", "--sanitizer", "none", "-O", target.rust, str(corpus), "--",
+                               f"-runs={runs}", f"-max_len={max_len}", f"-timeout={int(HANG_S * 5)}",
+                               "-print_final_stats=1", f"-artifact_prefix={artifacts.resolve()}/{target.rust}-"],
+                              cwd=RUST_FUZZ.parent, env=env, stdout=fh, stderr=subprocess.STDOUT, check=False)
+    took = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    stats = {k: int(v) for k, v in STAT.findall(text)}
+    execs = stats.get("number_of_executed_units", 0)
+    fuzz_s = max(stats.get("total_time_s", 0), 1) if "total_time_s" in stats else took
+    return {"target": name, "engine": "cargo-fuzz", "rust_target": target.rust, "execs": execs, "seconds": took,
+            "execs_per_s": execs / fuzz_s, "exit": proc.returncode, "findings": 0 if proc.returncode == 0 else 1,
+            "log": str(log), "coverage": stats.get("new_units_added"), "peak_rss_mb": stats.get("peak_rss_mb")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.native", description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="all", help=f"one of: all, {', '.join(NATIVE)}")
+    parser.add_argument("--runs", type=int, default=100000, help="inputs per entry point")
+    parser.add_argument("--engine", choices=("atheris", "random", "cargo"), default="atheris",
+                        help="cargo: the entry point's cargo-fuzz target (no Python reference; fast)")
+    parser.add_argument("--seed", type=int, default=0, help="random engine seed")
+    parser.add_argument("--max-len", type=int, default=1 << 16, help="longest input (atheris)")
+    parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts") / "native")
+    parser.add_argument("--json", type=Path, help="write the figures (execs, rate, findings per entry point)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    core = _core()
+    missing = [n for n in entry_points(core) if n not in NATIVE]
+    if missing:
+        print(f"entry points of kafkatool._native not in tests.fuzz.native.NATIVE: {', '.join(missing)}",
+              file=sys.stderr)
+        return 2
+    names = [n for n in NATIVE if hasattr(core, n)] if args.target == "all" else args.target.split(",")
+    if args.child:
+        run_atheris(names[0], args.runs, args.artifacts, args.max_len)
+        return 0
+    figures = []
+    done_rust: set[str] = set()
+    for name in names:
+        if args.engine == "cargo":
+            rust = NATIVE[name].rust
+            if rust is None or rust in done_rust:  # one run per cargo-fuzz target (walk covers two entry points)
+                continue
+            done_rust.add(rust)
+            fig = run_cargo_process(name, args.runs, args.artifacts, args.max_len)
+        elif args.engine == "atheris":
+            fig = run_atheris_process(name, args.runs, args.artifacts, args.max_len)
+        else:
+            fig = run_random(name, args.runs, args.seed, args.artifacts)
+        print(f"{name}: {fig['execs']} inputs in {fig['seconds']:.0f} s ({fig['execs_per_s']:.0f}/s), "
+              f"{fig['findings']} finding(s)", flush=True)
+        figures.append(fig)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=1))
+    return 1 if any(f["findings"] for f in figures) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
