@@ -751,7 +751,7 @@ class _NativeDeep:
     does not handle, which the Python path then prints. Used only when lines are streamed (``emit``), the dump
     starts at byte 0 and no decoder option is given."""
 
-    CHUNK = 4 << 20  # the file bytes handed over per call
+    CHUNK = 256 << 10  # bytes per call: buffers this small are reused by malloc, 4 MiB ones cost page faults
 
     def __init__(self, core: Any, out: _Out, session: DlsSession, records: FileRecordsView, path: str,
                  key: str | None, skip_record_metadata: bool, print_data: bool) -> None:

@@ -82,6 +82,17 @@ pub struct Options {
 /// The lines of the batch `b` (at file position `pos`) appended to `deep`; `None`: hand it back (`deep` as it was).
 fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> {
     let size = b.len() - LOG_OVERHEAD;
+    let mark = deep.text.len();
+    let written = batch_lines(b, pos, size, opts, deep);
+    if written.is_none() {
+        deep.text.truncate(mark); // nothing of a handed-back batch is written
+    }
+    written
+}
+
+/// The body of [`batch_text`]: writes straight into `deep.text`, which the caller truncates on `None`.
+#[allow(clippy::too_many_lines)]
+fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, deep: &mut Deep) -> Option<()> {
     let mut last_seen = deep.last_offset;
     let last = &mut last_seen;
     let mut gaps: Vec<(i64, i64)> = Vec::new();
@@ -104,7 +115,7 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
     let log_append = attrs & LOG_APPEND_TIME != 0;
     let ts_type = if log_append { "LogAppendTime" } else { "CreateTime" };
     let last_seq = if base_seq == NO_SEQUENCE { NO_SEQUENCE } else { increment_sequence(base_seq, last_delta) };
-    let mut out = String::with_capacity(256 + size * 2);
+    let out = &mut deep.text;
     let _ = write!(
         out,
         "baseOffset: {base_offset} lastOffset: {} count: {count} baseSequence: {base_seq} lastSequence: {last_seq} \
@@ -191,7 +202,6 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
             out.push('\n');
         }
     }
-    deep.text.push_str(&out);
     deep.last_offset = last_seen;
     deep.gaps.extend(gaps);
     Some(())
@@ -272,3 +282,4 @@ mod tests {
         assert_eq!(increment_sequence(MAX_SEQUENCE, 1), 0);
     }
 }
+
