@@ -3,15 +3,23 @@
 Pure functions over model objects. They cover what Kafka's DumpLogSegments checks (batch CRCs,
 non-consecutive offsets, index entries against the log, time index order) and what Kafka's own
 ``OffsetIndex.sanityCheck`` / ``TimeIndex.sanityCheck`` decide at broker start-up, reported as
-defects instead of exceptions. :func:`tiered_findings` says which offsets below the local log are remote
-(``UnifiedLog``'s local log start offset, KIP-405), with the rule in :mod:`kafkatool.storage.tiered`.
+defects instead of exceptions. A segment whose entries give header columns (a lazily held segment read by the
+native column walk, see ``engine.producer_state.entry_columns``) is checked over the columns with numpy: only
+the rows a check flags, and control batches (whose decoded records are counted), become objects, so the findings
+are those of the per-entry loop, in the same order and words. :func:`tiered_findings` says which offsets below
+the local log are remote (``UnifiedLog``'s local log start offset, KIP-405), with the rule in
+:mod:`kafkatool.storage.tiered`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+
+from kafkatool.engine.producer_state import entry_columns
 from kafkatool.model import (
     Defect,
     LegacyBatch,
@@ -21,6 +29,31 @@ from kafkatool.model import (
     TimeIndexEntry,
 )
 from kafkatool.storage.tiered import RemoteLog, local_start_view
+
+_CONTROL = 0x20  # the control flag of a batch's attributes (``RecordBatch.is_control``)
+COMMIT_MARKER = 1  # the ``marker`` column's COMMIT (``reading.entry_columns``: -1 none, 0 other, 1 COMMIT)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+_last: list[Any] = [None, None]  # the segment whose columns were asked last, and its columns
+
+
+def log_columns(log: Iterable[LogEntry]) -> dict[str, np.ndarray] | None:
+    """A shallow segment's header columns (``entry_columns``, with ``last_offset``) or ``None``: the objects.
+
+    Deep entries carry every batch's records (counted by :meth:`LogChecker.feed`), so they take the objects. The
+    last segment's columns are kept (a segment's checks ask for them one after the other)."""
+    if getattr(log, "_deep", True):
+        return None
+    if _last[0] is not log:
+        _last[:] = [log, entry_columns(log)]  # type: ignore[arg-type]
+    return _last[1]  # type: ignore[no-any-return]
+
+
+def _int64(values: Iterable[int]) -> np.ndarray:
+    """``values`` that an int64 column can hold (others match no row)."""
+    lo, hi = _INT64
+    return np.asarray([v for v in values if lo <= v <= hi], dtype=np.int64)
 
 
 @dataclass
@@ -77,6 +110,87 @@ class LogChecker:
         self.last_offset = e.last_offset
         self.entries += 1
 
+    def feed_all(self, log: Sequence[LogEntry]) -> None:
+        """:meth:`feed` every entry of ``log`` in order: over its header columns when it gives them (the same
+        defects, in the same order), else entry by entry.
+
+        Over the columns no batch is decoded: a shallow read decodes only control batches' records, and
+        ``record_batch.decode_records`` gives exactly ``records_count`` records or fails (``DefaultRecordBatch``'s
+        iterator check), so the "declared vs decoded" count cannot differ there."""
+        cols = log_columns(log) if self.previous is None else None
+        if cols is None:
+            for e in log:
+                self.feed(e)
+            return
+        n = len(cols["base_offset"])
+        if n == 0:
+            return
+        base, last = cols["base_offset"], cols["last_offset"]
+        count = cols["records_count"].astype(np.int64)
+        order = np.zeros(n, dtype=bool)
+        gap = np.zeros(n, dtype=bool)
+        order[1:] = base[1:] <= last[:-1]
+        gap[1:] = (base[1:] > last[:-1]) & (base[1:] - 1 != last[:-1])  # base > prev + 1, without overflow
+        over = count > cols["last_offset_delta"].astype(np.int64) + 1
+        flagged = order | gap | over
+        flagged[0] = True
+        position = cols["position"]
+        for k in np.flatnonzero(flagged).tolist():
+            at, b = int(position[k]), int(base[k])
+            if k == 0:
+                if self.base_offset is not None and b < self.base_offset:
+                    self.defects.append(Defect(
+                        "segment-name-mismatch", self.file, at, "base_offset",
+                        f"first batch starts at offset {b}, below the segment's name offset {self.base_offset}: "
+                        "the file is misnamed (Kafka refuses to recover such a segment)"))
+            elif order[k]:
+                self.defects.append(Defect(
+                    "offset-order", self.file, at, "base_offset",
+                    f"offset {b} does not follow the previous entry's last offset {int(last[k - 1])}"))
+            elif gap[k]:
+                prev_last = int(last[k - 1])
+                self.defects.append(Defect(
+                    "offset-gap", self.file, at, "base_offset",
+                    f"offsets {prev_last + 1}..{b - 1} are absent (normal after compaction or fencing)", "info"))
+            declared = int(count[k])
+            if over[k]:
+                self.defects.append(Defect(
+                    "record-count", self.file, at, "records_count",
+                    f"{declared} records cannot fit in {int(cols['last_offset_delta'][k]) + 1} offsets"))
+        self.first_offset = int(base[0])
+        self.records += int(count.sum())
+        self.previous = log[n - 1]
+        self.last_offset = int(last[-1])
+        self.entries += n
+
+
+def abort_marker_candidates(log: Sequence[LogEntry]) -> Iterator[RecordBatch]:
+    """The control batches of ``log`` in file order, less those its header columns show hold a COMMIT marker
+    (their ``marker`` column: a first control record of type COMMIT with its coordinator epoch): the batches that
+    can be ABORT markers, the only ones re-read. Without columns: every control batch."""
+    cols = log_columns(log)
+    if cols is None:
+        yield from (e for e in log if isinstance(e, RecordBatch) and e.is_control)
+        return
+    maybe = ((cols["attributes"].astype(np.int64) & _CONTROL) != 0) & (cols["marker"] != COMMIT_MARKER)
+    for k in np.flatnonzero(maybe).tolist():
+        e = log[k]
+        if isinstance(e, RecordBatch):
+            yield e
+
+
+def batch_leader_epochs(log: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
+    """``(base offset, partition leader epoch)`` of every magic 2 batch of ``log`` that carries an epoch (>= 0), in
+    file order (from the header columns when ``log`` gives them)."""
+    cols = log_columns(log)
+    if cols is None:
+        yield from ((e.base_offset, e.partition_leader_epoch) for e in log
+                    if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0)
+        return
+    epoch = cols["partition_leader_epoch"]
+    carried = epoch >= 0
+    yield from zip(cols["base_offset"][carried].tolist(), epoch[carried].tolist(), strict=True)
+
 
 def at_positions(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[LogEntry, int | None]]:
     """For each wanted byte position that starts an entry: the entry and the last offset of the entry before it
@@ -88,6 +202,29 @@ def at_positions(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[L
             found[e.position] = (e, prev_last)
         prev_last = e.last_offset
     return found
+
+
+def _boundaries(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[int, int | None]]:
+    """:func:`at_positions` as ``position -> (the entry's last offset, the previous entry's last offset)``, from
+    the header columns when ``log`` gives them."""
+    cols = log_columns(log)
+    if cols is None:
+        return {p: (e.last_offset, before) for p, (e, before) in at_positions(log, wanted).items()}
+    position, last = cols["position"], cols["last_offset"]
+    found: dict[int, tuple[int, int | None]] = {}
+    for k in np.flatnonzero(np.isin(position, _int64(wanted))).tolist():
+        found[int(position[k])] = (int(last[k]), int(last[k - 1]) if k else None)
+    return found
+
+
+def _ending_at(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, int]:
+    """``last offset -> max timestamp`` of the last entry ending at each wanted offset (in file order), from the
+    header columns when ``log`` gives them."""
+    cols = log_columns(log)
+    if cols is None:
+        return {e.last_offset: e.max_timestamp for e in log if e.last_offset in wanted}
+    last, stamp = cols["last_offset"], cols["max_timestamp"]
+    return {int(last[k]): int(stamp[k]) for k in np.flatnonzero(np.isin(last, _int64(wanted))).tolist()}
 
 
 def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offset: int, log: Sequence[LogEntry],
@@ -105,7 +242,7 @@ def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offs
         out.append(Defect("index-sanity", file, (len(entries) - 1) * entry_size, "offset",
                           f"last offset {entries[-1].offset} is below the base offset {base_offset}: Kafka's "
                           "sanity check fails and the index is rebuilt at start-up"))
-    by_pos = at_positions(log, {ent.position for ent in entries})
+    by_pos = _boundaries(log, {ent.position for ent in entries})
     prev: OffsetIndexEntry | None = None
     for i, ent in enumerate(entries):
         where = i * entry_size
@@ -123,14 +260,14 @@ def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offs
             out.append(Defect("index-not-boundary", file, where, "position",
                               f"position {ent.position} is not the start of a batch"))
             continue
-        batch, before = hit
+        batch_last, before = hit
         if before is not None and before >= ent.offset:
             out.append(Defect("index-offset-behind", file, where, "offset",
                               f"offset {ent.offset} lies in an earlier batch than position {ent.position}: "
                               "lookups would start too late"))
-        elif batch.last_offset != ent.offset:
+        elif batch_last != ent.offset:
             out.append(Defect("index-offset-mismatch", file, where, "offset",
-                              f"index offset {ent.offset}, batch at {ent.position} ends at {batch.last_offset} "
+                              f"index offset {ent.offset}, batch at {ent.position} ends at {batch_last} "
                               "(DumpLogSegments reports this as a mismatch)", "info"))
     return out
 
@@ -150,7 +287,7 @@ def check_time_index(file: str, entries: Sequence[TimeIndexEntry], base_offset: 
                           f"last timestamp {entries[-1].timestamp} is below the first {entries[0].timestamp}: "
                           "Kafka's sanity check fails and the index is rebuilt"))
     wanted = {ent.offset for ent in entries}
-    by_last = {e.last_offset: e for e in log if e.last_offset in wanted}  # the last entry ending there, as a lookup
+    by_last = _ending_at(log, wanted)  # the last entry ending there, as a lookup
     prev: TimeIndexEntry | None = None
     for i, ent in enumerate(entries):
         where = i * entry_size
@@ -158,13 +295,13 @@ def check_time_index(file: str, entries: Sequence[TimeIndexEntry], base_offset: 
             out.append(Defect("time-index-order", file, where, "timestamp",
                               f"timestamp {ent.timestamp} is below the previous entry's {prev.timestamp}"))
         prev = ent
-        batch = by_last.get(ent.offset)
-        if batch is None:
+        max_timestamp = by_last.get(ent.offset)
+        if max_timestamp is None:
             out.append(Defect("time-index-offset", file, where, "offset",
                               f"no batch of the log ends at offset {ent.offset}"))
-        elif batch.max_timestamp != ent.timestamp:
+        elif max_timestamp != ent.timestamp:
             out.append(Defect("time-index-timestamp", file, where, "timestamp",
-                              f"index timestamp {ent.timestamp}, batch max timestamp {batch.max_timestamp}"))
+                              f"index timestamp {ent.timestamp}, batch max timestamp {max_timestamp}"))
     return out
 
 

@@ -3,7 +3,9 @@
 Everything is read through the schema modules and nothing raises for bad content: each decoding
 failure becomes a defect on the partition or log dir, and whatever could be read is kept.
 Segments are walked shallow with CRCs checked; only control batches are decoded further (to match
-abort markers with ``.txnindex`` entries).
+abort markers with ``.txnindex`` entries). With the native core, a clean segment is read by the column walk
+(``reading.entry_columns.read_clean_segment``: the same entries and defects, its header columns at hand for the
+checks); anything else, and every segment when ``KAFKATOOL_NATIVE=0``, by the resilient walk.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from kafkatool.model import (
 )
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import SegmentEntries, complete_entry
+from kafkatool.reading.entry_columns import read_clean_segment
 from kafkatool.reading.files import list_dir, mapped, read_bytes
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.schema import (
@@ -69,9 +72,12 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False, limits: Read
     """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``),
     within ``limits`` (the current ones when ``None``).
 
-    The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use."""
+    The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use. A
+    clean segment read shallow with the native core comes from the column walk (see the module notes)."""
     limits = resolve(limits)
     with mapped(path) as buf:
+        if not deep and read_clean_segment(seg, buf, str(path), limits):
+            return
         entries = SegmentEntries(path, deep=deep, file_size=len(buf), limits=limits)
         for item in walk_log(buf, seg.log_file, deep=deep, max_output=limits.max_decompressed_bytes):
             if isinstance(item, Defect):

@@ -1,0 +1,196 @@
+"""``check``'s per-segment checks over the native column walk against the per-entry loop (issue 23).
+
+With the native core, ``reading.logdir._read_segment`` reads a clean segment by the column walk
+(``reading.entry_columns.read_clean_segment``) and ``engine.verify`` runs the offset order and gap, record count,
+index and time index checks, the leader epochs and the ABORT marker candidates over its header columns. Every
+fixture, corpus and vector partition, and damaged copies of some (offsets moved, counts raised with the CRC
+recomputed, bytes flipped, tails cut), are checked both ways: the same defects, in the same order, word for word;
+and ``kafkatool check`` prints the same with ``KAFKATOOL_NATIVE=0`` and ``=1``.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+
+from kafkatool.engine.verify import (
+    LogChecker,
+    abort_marker_candidates,
+    batch_leader_epochs,
+    check_offset_index,
+    check_time_index,
+    log_columns,
+)
+from kafkatool.model import PartitionData, RecordBatch
+from kafkatool.schema import native
+from kafkatool.schema import record_batch as rb
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.skipif(native.core() is None, reason=f"native core unusable: {native.why_not()}")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _partitions() -> list[Path]:
+    found: set[Path] = set()
+    for root in (ROOT / "fixtures", SHARED / "corpus", SHARED / "vectors"):
+        if root.is_dir():
+            found.update(p.parent for p in root.rglob("*.log") if p.is_file())
+    return sorted(found)
+
+
+def _read(directory: Path) -> PartitionData | None:
+    from kafkatool.errors import KafkatoolError
+    from kafkatool.reading.logdir import read_partition
+
+    try:
+        return read_partition(directory, directory.name)
+    except KafkatoolError:
+        return None
+
+
+def _compare(part: PartitionData) -> int:
+    """Each segment's checks over its entries (columns where they are given) and over the entries as a list (the
+    per-entry loop); the number of segments that took the columns."""
+    from kafkatool.engine.check import _live_entries
+
+    taken = 0
+    for seg in part.segments:
+        if not seg.log_file:
+            continue
+        objects = list(seg.entries)
+        taken += log_columns(seg.entries) is not None
+        ref = LogChecker(seg.log_file, seg.base_offset)
+        for e in objects:
+            ref.feed(e)
+        got = LogChecker(seg.log_file, seg.base_offset)
+        got.feed_all(seg.entries)
+        assert (got.defects, got.records, got.entries, got.first_offset, got.last_offset) == \
+            (ref.defects, ref.records, ref.entries, ref.first_offset, ref.last_offset), seg.log_file
+        assert got.previous == ref.previous
+        aborts = [e for e in objects if isinstance(e, RecordBatch) and e.is_control and e.records and
+                  e.records[0].control is not None and e.records[0].control.type == 0]
+        candidates = [e for e in abort_marker_candidates(seg.entries) if e.records and
+                      e.records[0].control is not None and e.records[0].control.type == 0]
+        assert candidates == aborts
+        assert list(batch_leader_epochs(seg.entries)) == list(batch_leader_epochs(objects))
+        if seg.index is not None and seg.index_file:
+            live = _live_entries(seg.index, (seg.base_offset, 0))
+            args = (seg.index_file, live, seg.base_offset)
+            sizes = (seg.valid_bytes, seg.index_size - 8 * seg.index.zero_tail)
+            assert check_offset_index(*args, seg.entries, *sizes) == check_offset_index(*args, objects, *sizes)
+        if seg.time_index is not None and seg.time_index_file:
+            live = _live_entries(seg.time_index, (0, seg.base_offset))
+            args = (seg.time_index_file, live, seg.base_offset)
+            size = seg.time_index_size - 12 * seg.time_index.zero_tail
+            assert check_time_index(*args, seg.entries, size) == check_time_index(*args, objects, size)
+    return taken
+
+
+def test_every_partition_checks_alike_over_columns() -> None:
+    taken = 0
+    for directory in _partitions():
+        part = _read(directory)
+        if part is not None:
+            taken += _compare(part)
+    assert taken > 100  # the columns did run
+
+
+def _check_json(path: Path, monkeypatch: pytest.MonkeyPatch, native_on: bool) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from kafkatool.cli import app
+
+    with monkeypatch.context() as m:
+        m.setenv("KAFKATOOL_NATIVE", "1" if native_on else "0")
+        res = CliRunner().invoke(app, ["check", "-f", "json", str(path)])
+    return res.exit_code, res.stdout
+
+
+def test_check_prints_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    for d in sorted({p.parent for p in _partitions()}):
+        assert _check_json(d, monkeypatch, True) == _check_json(d, monkeypatch, False), d
+
+
+def _batches(data: bytes) -> list[int]:
+    """The positions of a clean segment's chain of batches."""
+    out, pos = [], 0
+    while pos + rb.LOG_OVERHEAD <= len(data):
+        (length,) = struct.unpack_from(">i", data, 8 + pos)
+        if length <= 0 or pos + rb.LOG_OVERHEAD + length > len(data):
+            break
+        out.append(pos)
+        pos += rb.LOG_OVERHEAD + length
+    return out
+
+
+def _recrc(buf: bytearray, pos: int) -> None:
+    import crc32c
+
+    (length,) = struct.unpack_from(">i", buf, pos + 8)
+    start = pos + rb.FIELD_OFFSETS["attributes"]
+    struct.pack_into(">I", buf, pos + rb.FIELD_OFFSETS["crc"], crc32c.crc32c(bytes(buf[start:pos + 12 + length])))
+
+
+def _damage(buf: bytearray, rng: random.Random, how: str) -> None:
+    """One kind of damage: offsets moved (outside the CRC), a count raised (CRC recomputed), an epoch changed,
+    a byte flipped, a tail cut."""
+    positions = [p for p in _batches(bytes(buf)) if buf[p + rb.FIELD_OFFSETS["magic"]] == 2]
+    if len(positions) < 2:
+        return
+    at = positions[rng.randrange(1, len(positions))]
+    if how == "offset-back":
+        struct.pack_into(">q", buf, at, struct.unpack_from(">q", buf, at)[0] - rng.choice([1, 2, 50]))
+    elif how == "offset-gap":
+        for p in positions[positions.index(at):]:
+            struct.pack_into(">q", buf, p, struct.unpack_from(">q", buf, p)[0] + 7)
+    elif how == "first-below-name":
+        struct.pack_into(">q", buf, 0, struct.unpack_from(">q", buf, 0)[0] - 3)
+    elif how == "count":
+        where = at + rb.FIELD_OFFSETS["records_count"]
+        struct.pack_into(">i", buf, where, struct.unpack_from(">i", buf, where)[0] + 5)
+        _recrc(buf, at)
+    elif how == "epoch":
+        struct.pack_into(">i", buf, at + rb.FIELD_OFFSETS["partition_leader_epoch"], rng.choice([-1, 0, 9, 3]))
+    elif how == "flip":
+        buf[rng.randrange(at, len(buf))] ^= 0x5A
+    elif how == "cut":
+        del buf[rng.randrange(at, len(buf)):]
+
+
+DAMAGE = ("offset-back", "offset-gap", "first-below-name", "count", "epoch", "flip", "cut")
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_damaged_copies_check_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    rng = random.Random(f"check-{how}")
+    sources = [d for d in _partitions() if len(list(d.glob("*.log"))) and d.name.rsplit("-", 1)[-1].isdigit()]
+    rng.shuffle(sources)
+    done = taken = flagged = 0
+    for src in sources[:12]:
+        dst = tmp_path / f"{done}" / src.name
+        shutil.copytree(src, dst)
+        for log in sorted(dst.glob("*.log")):
+            data = bytearray(log.read_bytes())
+            _damage(data, rng, how)
+            log.write_bytes(bytes(data))
+        part = _read(dst)
+        if part is None:
+            continue
+        taken += _compare(part)
+        flagged += sum(1 for seg in part.segments if log_columns(seg.entries) is not None and _defects(seg))
+        assert _check_json(dst.parent, monkeypatch, True) == _check_json(dst.parent, monkeypatch, False), (how, src)
+        done += 1
+    assert done >= 3
+    if how in ("offset-back", "offset-gap", "first-below-name", "count"):
+        assert taken and flagged  # damage the checks find, in segments checked over the columns
+
+
+def _defects(seg: object) -> list[object]:
+    checker = LogChecker(seg.log_file, seg.base_offset)  # type: ignore[attr-defined]
+    checker.feed_all(seg.entries)  # type: ignore[attr-defined]
+    return checker.defects
