@@ -9,7 +9,14 @@ one the object path reads). It answers ``None`` where the object path must be ta
 entry, or a file that changed since the walk (the object path reports it).
 
 The columns are those of ``engine.producer_state.REPLAY_COLUMNS`` plus ``size``, ``crc_invalid`` (the walk
-found the CRC wrong), ``partition_leader_epoch``, ``magic`` and ``records_count``.
+found the CRC wrong), ``partition_leader_epoch``, ``magic`` and ``records_count``: about 70 bytes a batch, so a
+segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (bounded memory, as the entries').
+
+:func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
+scan (``reading.columns.scan_buffer``, the native walk), only when the native core is built: when the scan
+finds the segment clean (only magic 2 batches, no defect, chained to the end) it gives the same entries and
+defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`); otherwise the
+walk reads it.
 """
 
 from __future__ import annotations
@@ -19,14 +26,81 @@ from typing import Any
 
 import numpy as np
 
-from kafkatool.model import ControlType, LogEntry, RecordBatch
-from kafkatool.reading.entries import _CRC_INVALID, SegmentEntries
+from kafkatool.model import ControlType, Defect, LogEntry, RecordBatch, SegmentData
+from kafkatool.reading.columns import scan_buffer
+from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import mapped
 from kafkatool.schema import batch_columns as bc
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.codecs import ReadLimits
+from kafkatool.schema.log_segment import read_entry_at
+from kafkatool.schema.native import core
 
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
 _CONTROL = 0x20
+MAX_COLUMN_ROWS = 1 << 20
+"""The most batches a segment's header columns are built for (about 70 MB); more: the object path."""
+
+
+class ColumnEntries(SegmentEntries):
+    """:class:`SegmentEntries` read by the column scan, with the control batches' transaction markers kept
+    (position -> (marker, coordinator epoch)) so :func:`header_columns` does not decode them again."""
+
+    __slots__ = ("_markers",)
+
+    def _view(self, lo: int, hi: int) -> SegmentEntries:
+        out = ColumnEntries.__new__(ColumnEntries)
+        base = super()._view(lo, hi)
+        for name in SegmentEntries.__slots__:
+            setattr(out, name, getattr(base, name))
+        out._markers = self._markers
+        return out
+
+    def header_columns(self) -> dict[str, np.ndarray] | None:
+        """The entries' header columns (see :func:`header_columns`)."""
+        return header_columns(self)
+
+
+def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits) -> bool:
+    """Read a segment shallow by the column scan when it is clean, as ``_read_segment``'s walk would (entries
+    and ``record-decode`` defects of control batches); ``False`` (nothing set) when the walk must read it."""
+    size = len(buf)
+    if size == 0 or core() is None:
+        return False  # without the native core: today's walk, unchanged
+    scan = scan_buffer(buf, seg.log_file, max_output=limits.max_decompressed_bytes, path=path)
+    n = len(scan)
+    if scan.defects or scan.legacy or scan.landing != size or n > MAX_COLUMN_ROWS or (
+            scan.crc_valid is not None and not bool(scan.crc_valid.all())):
+        return False
+    entries = ColumnEntries(path, file_size=size, limits=limits)
+    entries._markers = {}
+    pos = scan.positions
+    sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
+    entries._pos.extend(pos.tolist())
+    entries._size.extend(sizes.tolist())
+    entries._crc.extend(bytes([_CRC_VALID]) * n)
+    entries._hi = n
+    entries._max_ts = max(-1, int(scan.headers["max_timestamp"].max())) if n else -1
+    defects: list[Defect] = []
+    control = np.flatnonzero(scan.headers["attributes"].astype(np.int64) & _CONTROL)
+    for k in control.tolist():
+        at = int(pos[k])
+        entry = read_entry_at(buf, at, max_output=limits.max_decompressed_bytes)
+        entry.crc_valid = True
+        err = complete_entry(entry, buf, limits=limits)
+        if err is not None:
+            defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+        entries._markers[at] = _marker(entry)
+    seg.defects.extend(defects)
+    seg.entries = entries
+    return True
+
+
+def _marker(entry: LogEntry) -> tuple[int, int]:
+    control = entry.records[0].control if isinstance(entry, RecordBatch) and entry.records else None
+    if control is None or control.coordinator_epoch is None:
+        return -1, 0
+    return (1 if control.type == ControlType.COMMIT.value else 0), control.coordinator_epoch
 
 
 def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
@@ -34,6 +108,9 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
     if not isinstance(entries, SegmentEntries):
         return None
     lo, hi = entries._lo, entries._hi
+    if hi - lo > MAX_COLUMN_ROWS:
+        return None
+    markers = entries._markers if isinstance(entries, ColumnEntries) else None
     pos = np.asarray(entries._pos[lo:hi], dtype=np.int64)
     size = np.asarray(entries._size[lo:hi], dtype=np.int64)
     crc = np.frombuffer(bytes(entries._crc[lo:hi]), dtype=np.uint8)
@@ -53,11 +130,8 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
         marker = np.full(n, -1, dtype=np.int8)
         coordinator = np.zeros(n, dtype=np.int32)
         for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():
-            entry = entries._make(buf, lo + k)
-            control = entry.records[0].control if isinstance(entry, RecordBatch) and entry.records else None
-            if control is not None and control.coordinator_epoch is not None:
-                marker[k] = 1 if control.type == ControlType.COMMIT.value else 0
-                coordinator[k] = control.coordinator_epoch
+            known = markers.get(int(pos[k])) if markers is not None else None
+            marker[k], coordinator[k] = known if known is not None else _marker(entries._make(buf, lo + k))
         del raw, heads
     cols.update(position=pos, size=size, crc_invalid=crc == _CRC_INVALID, marker=marker,
                 coordinator_epoch=coordinator)
