@@ -80,8 +80,20 @@ pub struct Options {
 }
 
 /// The lines of the batch `b` (at file position `pos`) appended to `deep`; `None`: hand it back (`deep` as it was).
-fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> {
+fn batch_text(b: &[u8], pos: u64, opts: Options, given: Option<&[u8]>, deep: &mut Deep) -> Option<()> {
     let size = b.len() - LOG_OVERHEAD;
+    let mark = deep.text.len();
+    let written = batch_lines(b, pos, size, opts, given, deep);
+    if written.is_none() {
+        deep.text.truncate(mark); // nothing of a handed-back batch is written
+    }
+    written
+}
+
+/// The body of [`batch_text`]: writes straight into `deep.text`, which the caller truncates on `None`.
+#[allow(clippy::too_many_lines)]
+fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, given: Option<&[u8]>, deep: &mut Deep)
+               -> Option<()> {
     let mut last_seen = deep.last_offset;
     let last = &mut last_seen;
     let mut gaps: Vec<(i64, i64)> = Vec::new();
@@ -104,7 +116,7 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
     let log_append = attrs & LOG_APPEND_TIME != 0;
     let ts_type = if log_append { "LogAppendTime" } else { "CreateTime" };
     let last_seq = if base_seq == NO_SEQUENCE { NO_SEQUENCE } else { increment_sequence(base_seq, last_delta) };
-    let mut out = String::with_capacity(256 + size * 2);
+    let out = &mut deep.text;
     let _ = write!(
         out,
         "baseOffset: {base_offset} lastOffset: {} count: {count} baseSequence: {base_seq} lastSequence: {last_seq} \
@@ -131,12 +143,18 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
         let data: &[u8] = if codec == 0 {
             payload
         } else {
-            inflated = codecs::decompress(codec, payload, 2, opts.max_output)?;
-            let possible = (count as usize).min(inflated.len() / MIN_RECORD_SIZE);
-            if inflated.len() + possible * RECORD_COST > opts.max_output {
+            let bytes: &[u8] = match given {
+                Some(bytes) => bytes,
+                None => {
+                    inflated = codecs::decompress(codec, payload, 2, opts.max_output)?;
+                    &inflated
+                }
+            };
+            let possible = (count as usize).min(bytes.len() / MIN_RECORD_SIZE);
+            if bytes.len() + possible * RECORD_COST > opts.max_output {
                 return None;
             }
-            &inflated
+            bytes
         };
         let c = records::decode(data, count)?;
         let utf8 = |o: i64, l: i64| std::str::from_utf8(&data[o as usize..(o + l) as usize]).ok();
@@ -191,7 +209,6 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
             out.push('\n');
         }
     }
-    deep.text.push_str(&out);
     deep.last_offset = last_seen;
     deep.gaps.extend(gaps);
     Some(())
@@ -221,7 +238,7 @@ pub fn dump_deep(chunk: &[u8], chunk_pos: u64, file_len: u64, end: u64, last_off
         if chunk.len() - at < LOG_OVERHEAD + size || magic != 2 || LOG_OVERHEAD + size < BATCH_HEADER {
             return deep;
         }
-        if batch_text(&chunk[at..at + LOG_OVERHEAD + size], pos, opts, &mut deep).is_none() {
+        if batch_text(&chunk[at..at + LOG_OVERHEAD + size], pos, opts, None, &mut deep).is_none() {
             return deep;
         }
         at += LOG_OVERHEAD + size;
@@ -254,9 +271,43 @@ fn py_dump_deep<'py>(
     })
 }
 
+/// `dump_deep_inflated(batch, pos, inflated, last_offset, print_data, skip_record_metadata, max_output)`: the
+/// lines of the one compressed batch `batch` (at file position `pos`) whose payload the Python path decompressed
+/// into `inflated` (zstd frames without a checksum, see `codecs`); `(text, stop, last_offset, gaps)` as
+/// `dump_deep`, `stop == pos` when the batch is handed back.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(name = "dump_deep_inflated")]
+fn py_dump_deep_inflated<'py>(
+    py: Python<'py>,
+    batch: &[u8],
+    pos: u64,
+    inflated: &[u8],
+    last_offset: i64,
+    print_data: bool,
+    skip_record_metadata: bool,
+    max_output: usize,
+) -> PyResult<DeepTuple<'py>> {
+    guard("dump_deep_inflated", || {
+        let opts = Options { print_data, skip_record_metadata, max_output };
+        let deep = py.detach(|| {
+            let mut deep = Deep { stop: pos, last_offset, ..Deep::default() };
+            let whole = batch.len() >= BATCH_HEADER
+                && be_i32(batch, 8) as i64 + LOG_OVERHEAD as i64 == batch.len() as i64
+                && batch[16] == 2;
+            if whole && batch_text(batch, pos, opts, Some(inflated), &mut deep).is_some() {
+                deep.stop = pos + batch.len() as u64;
+            }
+            deep
+        });
+        Ok((PyString::new(py, &deep.text), deep.stop, deep.last_offset, deep.gaps))
+    })
+}
+
 /// Add this module's Python functions to `kafkatool._native`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_dump_deep, m)?)?;
+    m.add_function(wrap_pyfunction!(py_dump_deep_inflated, m)?)?;
     Ok(())
 }
 
@@ -272,3 +323,4 @@ mod tests {
         assert_eq!(increment_sequence(MAX_SEQUENCE, 1), 0);
     }
 }
+

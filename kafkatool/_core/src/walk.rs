@@ -273,7 +273,8 @@ fn be_u32(b: &[u8], at: usize) -> u32 {
 /// Follow clean magic 2 batches from `pos` while they start before `stop` and end by `limit` (the twin of
 /// `batch_columns.scan_chain`): stops at or past `stop`, or at the first entry that is not a complete magic 2
 /// batch of at least `V2_BATCH_OVERHEAD` bytes, or where the bytes cannot be read.
-pub fn scan_chain(src: &mut dyn Source, mut pos: i64, limit: i64, stop: i64, verify_crc: bool) -> Chain {
+pub fn scan_chain<S: Source + ?Sized>(src: &mut S, mut pos: i64, limit: i64, stop: i64, verify_crc: bool)
+    -> Chain {
     let mut out = Chain::default();
     let last_header = (limit - V2_HEADER_SIZE as i64).min(stop - 1);
     while pos <= last_header && pos >= 0 {
