@@ -4,7 +4,8 @@
 //! The fast twin of `kafkatool/engine/dls.py` (`_fast_batch_line` and `_record_lines`), which stays the reference:
 //! `dump_deep` writes the lines of consecutive batches from a position and stops, before writing anything of it,
 //! at the first batch it does not handle exactly as the Python path would print it: a legacy or damaged entry,
-//! a header Kafka would throw on, a control batch, a payload the native codecs or record decoder hand back, a key,
+//! a header Kafka would throw on, a control record other than an
+//! end-transaction marker, a payload the native codecs or record decoder hand back, a key,
 //! value or header key that is not valid UTF-8 (Java's replacement rules stay in Python), an offset or timestamp
 //! beyond 64 bits. The caller prints that batch with the Python path and calls again after it.
 
@@ -25,6 +26,8 @@ const MIN_RECORD_SIZE: usize = 7;
 const RECORD_COST: usize = 256;
 const MAX_SEQUENCE: i64 = i32::MAX as i64;
 const NO_SEQUENCE: i64 = -1;
+const CONTROL_KEY_SIZE: i64 = 4;
+const END_TXN_VALUE_SIZE: i64 = 6;
 const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
 const LOG_APPEND_TIME: i16 = 0x08;
 const TRANSACTIONAL: i16 = 0x10;
@@ -79,6 +82,30 @@ pub struct Options {
     pub max_output: usize,
 }
 
+/// `printControlRecord` for an end-transaction marker (Kafka's `ControlRecordType.parse`, `EndTransactionMarker`):
+/// ` endTxnMarker: COMMIT coordinatorEpoch: N`. Any other control record (a KRaft type, an unknown type, a key
+/// or value Kafka refuses) is `None`: the batch is handed back to the Python path, which prints or throws there.
+fn marker_text(data: &[u8], ko: i64, kl: i64, vo: i64, vl: i64, out: &mut String) -> Option<()> {
+    if kl < CONTROL_KEY_SIZE || vl < END_TXN_VALUE_SIZE {
+        return None;
+    }
+    let (k, v) = (ko as usize, vo as usize);
+    let version = i16::from_be_bytes([data[k], data[k + 1]]);
+    let ctype = i16::from_be_bytes([data[k + 2], data[k + 3]]);
+    let value_version = i16::from_be_bytes([data[v], data[v + 1]]);
+    let epoch = i32::from_be_bytes([data[v + 2], data[v + 3], data[v + 4], data[v + 5]]);
+    let name = match ctype {
+        0 => "ABORT",
+        1 => "COMMIT",
+        _ => return None,
+    };
+    if version < 0 || value_version < 0 {
+        return None;
+    }
+    let _ = write!(out, " endTxnMarker: {name} coordinatorEpoch: {epoch}");
+    Some(())
+}
+
 /// The lines of the batch `b` (at file position `pos`) appended to `deep`; `None`: hand it back (`deep` as it was).
 fn batch_text(b: &[u8], pos: u64, opts: Options, given: Option<&[u8]>, deep: &mut Deep) -> Option<()> {
     let size = b.len() - LOG_OVERHEAD;
@@ -109,7 +136,8 @@ fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, given: Option<&[u
     let base_seq = be_i32(b, 53) as i64;
     let count = be_i32(b, 57) as i64;
     let codec = (attrs & 0x07) as u8;
-    if codec as usize >= CODEC_NAMES.len() || attrs & CONTROL != 0 || count < 0 {
+    let control = attrs & CONTROL != 0;
+    if codec as usize >= CODEC_NAMES.len() || count < 0 {
         return None;
     }
     let valid = crc32c::crc32c(&b[21..]) == crc;
@@ -121,9 +149,10 @@ fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, given: Option<&[u
         out,
         "baseOffset: {base_offset} lastOffset: {} count: {count} baseSequence: {base_seq} lastSequence: {last_seq} \
          producerId: {producer_id} producerEpoch: {producer_epoch} partitionLeaderEpoch: {leader_epoch} \
-         isTransactional: {} isControl: false deleteHorizonMs: ",
+         isTransactional: {} isControl: {} deleteHorizonMs: ",
         base_offset as i128 + last_delta as i128,
         bool_text(attrs & TRANSACTIONAL != 0),
+        bool_text(control),
     );
     if attrs & DELETE_HORIZON != 0 {
         let _ = write!(out, "OptionalLong[{base_ts}]");
@@ -190,9 +219,15 @@ fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, given: Option<&[u
                     out.push_str(utf8(c.header_key_offset[j], c.header_key_length[j])?);
                 }
                 out.push(']');
+                if control {
+                    marker_text(data, c.key_offset[i], kl, c.value_offset[i], vl, out)?;
+                }
             }
             h += nheaders;
-            if opts.print_data {
+            if control {
+                // checked even when not printed: a record Python's decoder refuses is handed back
+                marker_text(data, c.key_offset[i], kl, c.value_offset[i], vl, &mut String::new())?;
+            } else if opts.print_data {
                 let mut prefix = if opts.skip_record_metadata { "| " } else { " " };
                 if kl >= 0 {
                     out.push_str(prefix);
