@@ -3,9 +3,7 @@
 Everything is read through the schema modules and nothing raises for bad content: each decoding
 failure becomes a defect on the partition or log dir, and whatever could be read is kept.
 Segments are walked shallow with CRCs checked; only control batches are decoded further (to match
-abort markers with ``.txnindex`` entries). With the native core, a clean segment is read by the column walk
-(``reading.entry_columns.read_clean_segment``: the same entries and defects, its header columns at hand for the
-checks); anything else, and every segment when ``KAFKATOOL_NATIVE=0``, by the resilient walk.
+abort markers with ``.txnindex`` entries).
 """
 
 from __future__ import annotations
@@ -72,12 +70,11 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False, limits: Read
     """Walk a segment shallow (CRC checked), decoding control batches' records (every record when ``deep``),
     within ``limits`` (the current ones when ``None``).
 
-    The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use. A
-    clean segment read shallow with the native core comes from the column walk (see the module notes)."""
+    The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use."""
     limits = resolve(limits)
     with mapped(path) as buf:
         if not deep and read_clean_segment(seg, buf, str(path), limits):
-            return
+            return  # a clean segment: the column scan's entries, with their header columns (reading.entry_columns)
         entries = SegmentEntries(path, deep=deep, file_size=len(buf), limits=limits)
         for item in walk_log(buf, seg.log_file, deep=deep, max_output=limits.max_decompressed_bytes):
             if isinstance(item, Defect):
