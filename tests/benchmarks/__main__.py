@@ -161,7 +161,8 @@ def headline(res: dict[str, Any]) -> list[dict[str, Any]]:
     for name, info in res.get("rss_1gib", {}).items():
         add(f"peak RSS, {gib} input: {name}", info["max_rss_mb"], 150, "MB", "fresh process, VmHWM", higher=False)
     if "help" in res:
-        add("kafkatool --help, whole process", res["help"]["s"], 0.15, "s", "python -m kafkatool --help, fork to exit",
+        add("kafkatool --help, whole process", res["help"]["s"], 0.15, "s",
+            f"python -m kafkatool --help, fork to exit (CPU {res['help'].get('cpu_s', float('nan')):.3f} s)",
             higher=False)
     return out
 

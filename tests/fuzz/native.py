@@ -36,6 +36,7 @@ from typing import Any
 from tests.fuzz.targets import FUZZ_MAX_OUTPUT, Finding, mutate, seeds
 
 HANG_S = 2.0  # one input taking longer than this is a finding (a hang)
+_ADDRESS = re.compile(r" object at 0x[0-9a-f]+")  # in a repr: the state is compared apart
 Normal = Any
 
 
@@ -149,6 +150,95 @@ def _decompress_agree(native: Normal, reference: Normal) -> str | None:
     return None if bytes(value) == native else f"native {len(native)} bytes != Python {len(value)} bytes"
 
 
+# --- whole paths: the public function that reaches the entry point, native on against KAFKATOOL_NATIVE=0 ------
+# Each takes the input's first byte as a mode and the rest as a segment; the native run must produce exactly what
+# the Python path produces (same records, same text byte for byte, same defects and errors).
+
+
+def _scratch_segment(seg: bytes) -> Path:
+    """``seg`` as ``t-0/00000000000000000000.log`` in a log dir of this process on the memory file system."""
+    part = _SCRATCH.with_suffix("") / "logdir" / "t-0"
+    part.mkdir(parents=True, exist_ok=True)
+    path = part / "00000000000000000000.log"
+    path.write_bytes(seg)
+    return path
+
+
+def _records_public(data: bytes) -> Normal:
+    """``record_batch.decode_records`` under the header the first 61 bytes give (decompressing if they say so)."""
+    from kafkatool.schema import record_batch as rb
+
+    header = rb.parse_batch_header(data, 0)
+    return rb.decode_records(header, data[rb.HEADER_SIZE:], max_output=FUZZ_MAX_OUTPUT)
+
+
+def _decode_records(core: ModuleType, data: bytes) -> Normal:
+    count = int.from_bytes(data[:2].ljust(2, b"\0"), "big") - 8  # the raw call, any count (a few negative)
+    core.decode_records(data[2:], count)
+    return _outcome(lambda: _records_public(data))
+
+
+def _decode_records_reference(data: bytes) -> Normal:
+    with python_path():
+        return _outcome(lambda: _records_public(data))
+
+
+def _dump(data: bytes, source: str) -> Normal:
+    """``dump-segment -f kafka`` of the segment (first byte: 0 shallow, 1 ``--deep``, 2 ``--print-data``): from the
+    mapped file (``run_kafka_format``, the CLI's path) or, ``source="bytes"``, from ``bytes`` (``dump_log``)."""
+    import io
+
+    from kafkatool.engine import dls
+    from kafkatool.render import kafka_text
+    from kafkatool.schema.codecs import ReadLimits
+
+    mode = data[0] % 3 if data else 0
+    path = _scratch_segment(data[1:])
+    if source == "bytes":
+        seg, out = data[1:], io.StringIO()
+        session = dls.DlsSession()
+        dump = dls.dump_log(session, str(path), seg, deep=mode > 0, print_data=mode == 2, emit=out.write,
+                            max_output=FUZZ_MAX_OUTPUT, fast_lines=kafka_text._fast_lines(str(path), seg))
+        return out.getvalue(), dump
+    out, err = io.StringIO(), io.StringIO()
+    code = kafka_text.run_kafka_format([str(path)], deep=mode > 0, print_data=mode == 2, verify_index_only=False,
+                                       index_sanity_check=False, max_message_size=5 << 20, max_bytes=None,
+                                       skip_record_metadata=False, out=out, err=err,
+                                       limits=ReadLimits(FUZZ_MAX_OUTPUT))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _restart(data: bytes) -> Normal:
+    """``simulate-restart --assume unclean --recovery-point 0`` and ``replay-producers`` of the segment's log dir."""
+    from kafkatool.engine.replay import replay
+    from kafkatool.engine.restart import RestartOptions, simulate_restart
+    from kafkatool.reading.logdir import partition_with_high_watermark
+    from kafkatool.reading.restart_inputs import read_restart_inputs
+
+    path = _scratch_segment(data)
+    inputs = read_restart_inputs(path.parent.parent)
+    restarted = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(
+        now=1_800_000_000_000, assume="unclean", recovery_point=0, plan_output=False))
+    part, _hw = partition_with_high_watermark(path.parent)
+    replayed = replay(part)
+    manager = replayed.manager
+    state = (manager.snapshot_entries(), sorted(manager.ongoing.items()), manager.transactions,
+             manager.map_end_offset, manager.last_timestamp)
+    return _ADDRESS.sub("", repr(restarted)), _ADDRESS.sub("", repr(replayed)), repr(state)
+
+
+def _mode_seeds() -> tuple[bytes, ...]:
+    return tuple(bytes([mode]) + s for s in seeds("log") for mode in range(3))
+
+
+def _log_seeds() -> tuple[bytes, ...]:
+    return seeds("log")
+
+
+def _record_seeds() -> tuple[bytes, ...]:
+    return seeds("records")
+
+
 def _codec_seeds() -> tuple[bytes, ...]:
     out = []
     for selector, name in enumerate(("gzip", "snappy", "lz4", "zstd")):
@@ -173,12 +263,32 @@ class NativeTarget:
     rust: str | None = None  # the cargo-fuzz target (kafkatool/_core/fuzz) over the Rust function it wraps
 
 
+def _whole(name: str, fn: Callable[[bytes], Normal], seed: Callable[[], tuple[bytes, ...]],
+           rust: str | None = None) -> NativeTarget:
+    """An entry point fuzzed through a whole-path driver ``fn``: its native run against the Python path's."""
+    def call(core: ModuleType, data: bytes) -> Normal:
+        return _outcome(lambda: fn(data))
+
+    def reference(data: bytes) -> Normal:
+        with python_path():
+            return _outcome(lambda: fn(data))
+
+    return NativeTarget(name, call, seed, reference, rust=rust)
+
+
 #: Every entry point of ``kafkatool._native`` (but ``build_info``), in one place.
 NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     NativeTarget("walk_bytes", _walk_bytes, _walk_seeds, _walk_reference, rust="walk"),
     NativeTarget("walk_path", _walk_path, _walk_seeds, _walk_reference, rust="walk_file"),
     NativeTarget("decompress", _decompress, _codec_seeds, _decompress_reference, _decompress_agree,
                  rust="decompress"),
+    NativeTarget("decode_records", _decode_records, _record_seeds, _decode_records_reference, rust="decode_records"),
+    _whole("dls_batch_lines_bytes", lambda d: _dump(d, "bytes"), _mode_seeds, "dls_batch_lines"),
+    _whole("dls_batch_lines_path", lambda d: _dump(d, "path"), _mode_seeds, "dls_batch_lines"),
+    _whole("dump_deep", lambda d: _dump(bytes([1 + (d[0] % 2 if d else 0)]) + d[1:], "path"), _mode_seeds,
+           "dump_deep"),
+    _whole("recover_segment_scan", _restart, _log_seeds, "recover_segment_scan"),
+    _whole("replay_producers", _restart, _log_seeds, "replay_producers"),
 )}
 RUST_FUZZ = Path(__file__).resolve().parents[2] / "kafkatool" / "_core" / "fuzz"
 NOT_FUZZED = frozenset({"build_info"})  # no input
