@@ -137,7 +137,9 @@ def _recovery_once(version: str, partition_dir: Path, work: Path, timeout: float
         process_s = time.perf_counter() - started
         loaded = LOADED.search(text)
         if loaded is None:
-            raise KafkaError(f"Kafka {version} logged no 'Loaded N logs' line in {timeout:.0f} s:\n"
+            why = (f"exited (rc={proc.returncode})" if proc.poll() is not None
+                   else f"still loading after {timeout:.0f} s")
+            raise KafkaError(f"Kafka {version} logged no 'Loaded N logs' line: {why}\n"
                              + "\n".join(text.splitlines()[-30:]))
         completed = COMPLETED.search(text)
         return {"version": version, "bytes": size, "logs": int(loaded.group(1)),

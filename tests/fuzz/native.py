@@ -329,12 +329,13 @@ def _core() -> ModuleType:
     return core
 
 
-def run_random(name: str, runs: int, seed: int, artifacts: Path) -> dict[str, Any]:
-    """``runs`` mutated inputs (the seeded mutator of tests.fuzz.targets) through one entry point."""
+def run_random(name: str, runs: int, seed: int, artifacts: Path, seconds: float | None = None) -> dict[str, Any]:
+    """``runs`` mutated inputs (the seeded mutator of tests.fuzz.targets) through one entry point, or fewer when
+    ``seconds`` run out first."""
     core, target = _core(), NATIVE[name]
     pool = target.seeds() or (b"",)
     rnd = random.Random(f"{seed}:native:{name}")
-    started, findings = time.monotonic(), 0
+    started, findings, done = time.monotonic(), 0, 0
     for done in range(1, runs + 1):
         data = mutate(rnd.choice(pool), rnd, pool)
         try:
@@ -347,8 +348,10 @@ def run_random(name: str, runs: int, seed: int, artifacts: Path) -> dict[str, An
             print(f"FINDING {err} (input saved to {path})", file=sys.stderr)
         if done % 100000 == 0:
             print(f"  {name}: {done} inputs, {done / (time.monotonic() - started):.0f}/s", file=sys.stderr)
+        if seconds is not None and done % 100 == 0 and time.monotonic() - started > seconds:
+            break
     took = time.monotonic() - started
-    return {"target": name, "engine": "random", "execs": runs, "seconds": took, "execs_per_s": runs / took,
+    return {"target": name, "engine": "random", "execs": done, "seconds": took, "execs_per_s": done / took,
             "findings": findings}
 
 
@@ -395,7 +398,8 @@ def run_atheris_process(name: str, runs: int, artifacts: Path, max_len: int) -> 
             "coverage": stats.get("new_units_added"), "peak_rss_mb": stats.get("peak_rss_mb")}
 
 
-def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int) -> dict[str, Any]:
+def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int,
+                      seconds: float | None = None) -> dict[str, Any]:
     """The cargo-fuzz target of entry point ``name`` (``RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none``),
     seeded like the Python run: its executions, seconds, rate and outcome from libFuzzer's final stats."""
     target = NATIVE[name]
@@ -411,7 +415,8 @@ def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int) -> di
     with open(log, "wb") as fh:
         proc = subprocess.run(["cargo", "fuzz", "run", "--sanitizer", "none", "-O", target.rust, str(corpus), "--",
                                f"-runs={runs}", f"-max_len={max_len}", f"-timeout={int(HANG_S * 5)}",
-                               "-print_final_stats=1", f"-artifact_prefix={artifacts.resolve()}/{target.rust}-"],
+                               "-print_final_stats=1", f"-artifact_prefix={artifacts.resolve()}/{target.rust}-",
+                               *([f"-max_total_time={int(seconds)}"] if seconds else [])],
                               cwd=RUST_FUZZ.parent, env=env, stdout=fh, stderr=subprocess.STDOUT, check=False)
     took = time.monotonic() - started
     text = log.read_text(errors="replace")
@@ -433,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-len", type=int, default=1 << 16, help="longest input (atheris)")
     parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts") / "native")
     parser.add_argument("--json", type=Path, help="write the figures (execs, rate, findings per entry point)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="random and cargo engines: at most this long per target")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     core = _core()
@@ -453,11 +460,11 @@ def main(argv: list[str] | None = None) -> int:
             if rust is None or rust in done_rust:  # one run per cargo-fuzz target (walk covers two entry points)
                 continue
             done_rust.add(rust)
-            fig = run_cargo_process(name, args.runs, args.artifacts, args.max_len)
+            fig = run_cargo_process(name, args.runs, args.artifacts, args.max_len, args.seconds)
         elif args.engine == "atheris":
             fig = run_atheris_process(name, args.runs, args.artifacts, args.max_len)
         else:
-            fig = run_random(name, args.runs, args.seed, args.artifacts)
+            fig = run_random(name, args.runs, args.seed, args.artifacts, args.seconds)
         print(f"{name}: {fig['execs']} inputs in {fig['seconds']:.0f} s ({fig['execs_per_s']:.0f}/s), "
               f"{fig['findings']} finding(s)", flush=True)
         figures.append(fig)
