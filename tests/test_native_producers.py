@@ -222,9 +222,54 @@ def _commands() -> list[list[str]]:
     return cmds
 
 
+def column_read(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Segments read as ``reading.logdir._read_segment`` would with ``reading.entry_columns.read_clean_segment``
+    first (the column scan of a clean segment); the list says, per segment, whether it was taken."""
+    from kafkatool.reading import logdir
+    from kafkatool.reading.context import resolve
+    from kafkatool.reading.entry_columns import read_clean_segment
+    from kafkatool.reading.files import mapped
+
+    original = logdir._read_segment
+    taken: list[bool] = []
+
+    def read(seg: Any, path: Path, deep: bool = False, limits: Any = None) -> None:
+        if not deep:
+            with mapped(path) as buf:
+                if read_clean_segment(seg, buf, str(path), resolve(limits)):
+                    taken.append(True)
+                    return
+        taken.append(False)
+        original(seg, path, deep, limits)
+
+    monkeypatch.setattr(logdir, "_read_segment", read)
+    return taken
+
+
+def test_clean_segments_read_by_columns_as_by_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkatool.reading.logdir import read_partition
+
+    for directory in _partitions():
+        with monkeypatch.context() as m:
+            m.setenv("KAFKATOOL_NATIVE", "0")
+            ref = read_partition(directory, directory.name)
+        with monkeypatch.context() as m:
+            taken = column_read(m)
+            nat = read_partition(directory, directory.name)
+        for a, b in zip(ref.segments, nat.segments, strict=True):
+            assert b.defects == a.defects, (directory, a.log_file)
+            assert list(b.entries) == list(a.entries), (directory, a.log_file)
+            assert list(b.entries[1:-1]) == list(a.entries[1:-1])
+            assert getattr(b.entries, "max_timestamp", None) == getattr(a.entries, "max_timestamp", None)
+        if any(taken):
+            got = [s.entries.header_columns() for s in nat.segments if hasattr(s.entries, "header_columns")]
+            assert all(c is not None for c in got)
+
+
 def test_commands_print_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
-    """KAFKATOOL_NATIVE=0 (the objects) against the native core over header columns (``header_columns`` given to
-    the lazily held segments, as ``reading.entry_columns`` provides it)."""
+    """KAFKATOOL_NATIVE=0 (the objects) against the native core over header columns: clean segments read by the
+    column scan (``reading.entry_columns.read_clean_segment``), the others' lazily held entries given
+    ``header_columns``."""
     from kafkatool.reading.entries import SegmentEntries
     from kafkatool.reading.entry_columns import header_columns
 
@@ -232,7 +277,6 @@ def test_commands_print_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) 
     with monkeypatch.context() as m:
         m.setenv("KAFKATOOL_NATIVE", "0")
         ref = _outputs(cmds)
-    monkeypatch.setattr(SegmentEntries, "header_columns", header_columns, raising=False)
     calls: list[bool] = []
 
     def counted(entries: Any) -> Any:
@@ -241,7 +285,29 @@ def test_commands_print_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) 
         return cols
 
     monkeypatch.setattr(SegmentEntries, "header_columns", counted, raising=False)
+    taken = column_read(monkeypatch)
     nat = _outputs(cmds)
-    assert sum(calls) > 100  # the column paths did run
+    assert sum(calls) > 10 and sum(taken) > 100  # the column paths did run
     for args, a, b in zip(cmds, ref, nat, strict=True):
         assert b == a, args
+
+
+def test_scan_writes_the_same_tables_on_both_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``scan`` (the fleet's per-partition analysis: replay, counts) of the corpus and the fixtures."""
+    from kafkatool.reading.entries import SegmentEntries
+    from kafkatool.reading.entry_columns import header_columns
+    from tests.scan_support import read_tables
+
+    def run(out: Path) -> tuple[list[tuple[int, str]], dict[str, Any]]:
+        args = [["scan", "--no-progress", str(SHARED / "corpus"), str(ROOT / "fixtures"), "--out", str(out), "-f",
+                 "json", "--fail-on", "never", "-j", "1"]]
+        return _outputs(args), read_tables(out)
+
+    with monkeypatch.context() as m:
+        m.setenv("KAFKATOOL_NATIVE", "0")
+        ref = run(tmp_path / "ref")
+    monkeypatch.setattr(SegmentEntries, "header_columns", header_columns, raising=False)
+    taken = column_read(monkeypatch)
+    nat = run(tmp_path / "nat")
+    assert sum(taken) > 100
+    assert nat[0][0][0] == ref[0][0][0] and nat[1] == ref[1]

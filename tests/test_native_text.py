@@ -119,3 +119,46 @@ def test_an_emit_error_reaches_the_caller(tmp_path: Path) -> None:
 
     with pytest.raises(BrokenPipeError):
         fast(0, path.stat().st_size, refuse)
+
+
+@pytest.mark.parametrize("path", all_logs()[::5], ids=lambda p: p.name)
+def test_binary_layer_of_a_text_stream(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over a text file with a binary layer (stdout), blocks go to the binary layer: the same bytes in order."""
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", newline="\n", write_through=False)
+    err = io.StringIO()
+    rc = kafka_text.run_kafka_format(
+        [str(path), str(path)], deep=False, print_data=False, verify_index_only=False, index_sanity_check=False,
+        max_message_size=dls.DEFAULT_MAX_MESSAGE_SIZE, max_bytes=None, skip_record_metadata=False, out=out, err=err)
+    out.flush()
+    want = python_path(lambda: run_two(path), monkeypatch)
+    assert (rc, raw.getvalue().decode(), err.getvalue()) == want
+
+
+def run_two(path: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    rc = kafka_text.run_kafka_format(
+        [str(path), str(path)], deep=False, print_data=False, verify_index_only=False, index_sanity_check=False,
+        max_message_size=dls.DEFAULT_MAX_MESSAGE_SIZE, max_bytes=None, skip_record_metadata=False, out=out, err=err)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_whole_command_to_stdout(tmp_path: Path) -> None:
+    """``kafkatool dump-segment -f kafka`` as a user runs it: stdout and stderr bytes with and without the core."""
+    import os
+    import subprocess
+    import sys
+
+    clean = tmp_path / "00000000000000000000.log"
+    clean.write_bytes(clean_segment(2000, 2, 300))
+    torn = tmp_path / "00000000000000004000.log"
+    torn.write_bytes(damaged(1, clean_segment(200, 1, 50)))
+    files = [str(clean), str(torn), *[str(p) for p in all_logs()[::40]]]
+
+    def cli(flag: str) -> tuple[int, bytes, bytes]:
+        env = {**os.environ, "KAFKATOOL_NATIVE": flag, "PYTHONPATH": str(REPO)}
+        done = subprocess.run([sys.executable, "-m", "kafkatool", "dump-segment", "-f", "kafka", *files],
+                              capture_output=True, env=env, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    assert cli("1") == cli("0")

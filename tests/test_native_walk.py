@@ -140,3 +140,18 @@ def test_fleet_batch_rows_as_the_python_path(path: Path, monkeypatch: pytest.Mon
         want = python_path(lambda u=unit: scan_range(u), monkeypatch)
         got = scan_range(unit)
         assert (got.columns, got.landing, got.defects) == (want.columns, want.landing, want.defects)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=600), pos=st.integers(-(1 << 40), 1 << 40), limit=st.integers(-(1 << 40), 1 << 40),
+       stop=st.integers(-(1 << 40), 1 << 40), verify=st.booleans())
+def test_any_arguments_are_answered(data: bytes, pos: int, limit: int, stop: int, verify: bool) -> None:
+    """Arbitrary bytes and bounds: an answer (stopping where the bytes end), never an error or a crash."""
+    core = native.core()
+    assert core is not None
+    positions, headers, bad, reached = core.walk_bytes(data, pos, limit, stop, verify)
+    assert len(headers) == 61 * len(positions) and set(bad.tolist()) <= set(positions.tolist())
+    assert reached == pos or (pos >= 0 and reached > pos)
+    text: list[str] = []
+    at = core.dls_batch_lines_bytes(data, max(pos, 0) % (len(data) + 1), min(limit, 1 << 31), text.append)
+    assert 0 <= at <= len(data) and all(t.endswith("\n") for t in text)

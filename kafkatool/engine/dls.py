@@ -38,6 +38,7 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import (
     NO_SEQUENCE,
     AbortedTxn,
+    Compression,
     LegacyBatch,
     ProducerSnapshotEntry,
     Record,
@@ -71,6 +72,8 @@ TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".snapshot"
 KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+
+ZSTD_ID = Compression.ZSTD.value
 
 _CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (CODEC_BITS, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
                                                   rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
@@ -751,7 +754,7 @@ class _NativeDeep:
     does not handle, which the Python path then prints. Used only when lines are streamed (``emit``), the dump
     starts at byte 0 and no decoder option is given."""
 
-    CHUNK = 4 << 20  # the file bytes handed over per call
+    CHUNK = 256 << 10  # bytes per call: buffers this small are reused by malloc, 4 MiB ones cost page faults
 
     def __init__(self, core: Any, out: _Out, session: DlsSession, records: FileRecordsView, path: str,
                  key: str | None, skip_record_metadata: bool, print_data: bool) -> None:
@@ -785,13 +788,32 @@ class _NativeDeep:
             chunk, pos, len(source), self.records.end, last_offset[0], self.print_data, self.skip_record_metadata,
             DEFAULT_MAX_OUTPUT if max_output is None else max_output)
         if stop == pos:
-            return False
+            text, stop, last, gaps = self._inflated(batch, last_offset[0])
+            if stop == pos:
+                return False
         self.out.emit(text)
         for previous, offset in gaps:
             self.session.record_gap(self.path, self.key, previous, offset)
         last_offset[0] = last
         self.until = stop
         return True
+
+
+    def _inflated(self, batch: FileBatch, last: int) -> tuple[str, int, int, list[tuple[int, int]]]:
+        """A zstd batch the native codecs hand back (no content checksum): decompressed by the Python path
+        (libzstd), its lines written natively; ``stop`` is the batch's position when it is handed back."""
+        nothing: tuple[str, int, int, list[tuple[int, int]]] = ("", batch.position, last, [])
+        header = batch.peek_header()
+        if header is None or header.attributes & _CODEC != ZSTD_ID or header.is_control or header.records_count <= 0:
+            return nothing
+        max_output = self.records.max_output
+        inflated = rb.inflated_payload(self.records.buf, header, max_output)
+        if inflated is None:
+            return nothing
+        result: tuple[str, int, int, list[tuple[int, int]]] = self.core.dump_deep_inflated(
+            rb.batch_bytes(self.records.buf, batch.position, batch.size_in_bytes), batch.position, inflated, last,
+            self.print_data, self.skip_record_metadata, DEFAULT_MAX_OUTPUT if max_output is None else max_output)
+        return result
 
 
 def dump_log(session: DlsSession, path: str, buf: Buffer | None, *, deep: bool = False, print_data: bool = False,

@@ -20,13 +20,13 @@ Pure and deterministic: batches in, state and anomalies out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kafkatool.model import NO_PRODUCER_EPOCH, NO_SEQUENCE, ControlRecord, ControlType, RecordBatch
+from kafkatool.model import NO_PRODUCER_EPOCH, NO_SEQUENCE, ControlRecord, ControlType, LogEntry, RecordBatch
 from kafkatool.schema import native
 from kafkatool.storage.producer_state import (
     AppendCheck,
@@ -276,8 +276,26 @@ REPLAY_COLUMNS: dict[str, type[np.integer[Any]]] = {
 transaction marker of a control batch, from its first record: -1 none, 0 ABORT, 1 COMMIT, with its
 ``coordinator_epoch``)."""
 NO_MARKER = -1
+INT64_MAX = (1 << 63) - 1
 
 ReplayColumns = dict[str, np.ndarray]
+
+
+def entry_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
+    """The entries' header columns when they can give them (a lazily held segment's ``header_columns``, see
+    ``reading.entry_columns``) and the native core is built; ``None``: the object path."""
+    get = getattr(entries, "header_columns", None)
+    if get is None or native.core() is None:
+        return None
+    cols: dict[str, np.ndarray] | None = get()
+    if cols is None:
+        return None
+    base, delta = cols["base_offset"], cols["last_offset_delta"].astype(np.int64)
+    if len(base) and bool(((delta > 0) & (base > INT64_MAX - delta)).any() | ((delta < 0) & (base < -INT64_MAX - 1
+                                                                                              - delta)).any()):
+        return None  # a last offset past 64 bits: Python's ints
+    cols["last_offset"] = base + delta
+    return cols
 
 
 def marker_of(batch: RecordBatch) -> tuple[int, int]:
@@ -464,4 +482,4 @@ def _take_verdicts(manager: CheckedProducerState, part: ReplayColumns, out: dict
 
 
 __all__ = ["LISTED_PER_CODE", "REPLAY_COLUMNS", "Anomaly", "CheckedProducerState", "ReplayColumns", "Verdict",
-           "batch_columns", "marker_of", "replay_columns"]
+           "batch_columns", "entry_columns", "marker_of", "replay_columns"]

@@ -13,15 +13,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kafkatool.engine.producer_state import replay_columns
+from kafkatool.engine.producer_state import entry_columns, replay_columns
 from kafkatool.engine.restart_producers import ProducerStateFiles
 from kafkatool.engine.restart_segments import INT32_MAX, LoadedSegment
 from kafkatool.model import NO_TIMESTAMP, LogEntry, PartitionData, RecordBatch, SegmentData, entry_spans
 from kafkatool.schema import native
 from kafkatool.storage import LeaderEpochCache
 
+__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "ColumnCache", "InvalidOffset", "SegmentOverflow", "entry_columns",
+           "infer_index_interval", "recover_segment", "truncate_to_base", "truncation_reason"]
+
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
-INT64_MAX = (1 << 63) - 1
 
 
 class InvalidOffset(Exception):
@@ -40,23 +42,6 @@ class SegmentOverflow(Exception):
         super().__init__(offset)
         self.seg = seg
         self.offset = offset
-
-
-def entry_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
-    """The entries' header columns when they can give them (a lazily held segment's ``header_columns``, see
-    ``reading.entry_columns``) and the native core is built; ``None``: the object path."""
-    get = getattr(entries, "header_columns", None)
-    if get is None or native.core() is None:
-        return None
-    cols: dict[str, np.ndarray] | None = get()
-    if cols is None:
-        return None
-    base, delta = cols["base_offset"], cols["last_offset_delta"].astype(np.int64)
-    if len(base) and bool(((delta > 0) & (base > INT64_MAX - delta)).any() | ((delta < 0) & (base < -INT64_MAX - 1
-                                                                                              - delta)).any()):
-        return None  # a last offset past 64 bits: Python's ints
-    cols["last_offset"] = base + delta
-    return cols
 
 
 class ColumnCache:
@@ -172,6 +157,25 @@ def truncation_reason(before: Sequence[LogEntry], data: SegmentData | None, pos:
     return "an invalid batch"
 
 
+def _index_bounds(positions: list[int], indexed: list[int]) -> tuple[int | None, int] | None:
+    """:func:`infer_index_interval`'s loop over one segment's index entries, vectorised: the bounds it takes
+    from them ((``None``, 0) when none), or ``None`` when the positions are not strictly ascending (the loop
+    then runs as written)."""
+    pos = np.asarray(positions, dtype=np.int64)
+    if len(pos) == 0 or (len(pos) > 1 and not bool((np.diff(pos) > 0).all())):
+        return None
+    ip = np.asarray(indexed, dtype=np.int64)
+    i = np.searchsorted(pos, ip)
+    found = (i < len(pos)) & (pos[np.minimum(i, len(pos) - 1)] == ip)
+    prev = np.concatenate([np.zeros(1, dtype=np.int64), ip[:-1]])
+    before = pos[np.maximum(i - 1, 0)] - prev
+    ok = found & (i > 0) & (before >= 0)
+    cut = len(ok) if bool(ok.all()) else int(np.argmin(ok))
+    if cut == 0:
+        return None, 0
+    return int(before[:cut].max()), int((ip - prev)[:cut].min()) - 1
+
+
 def infer_index_interval(part: PartitionData) -> int:
     """``index.interval.bytes`` as the partition's offset indexes imply it (Kafka's default when they cannot).
 
@@ -186,6 +190,11 @@ def infer_index_interval(part: PartitionData) -> int:
             continue
         # Positions from the entries' spans: a lazily held segment answers from its arrays, with no re-read.
         positions = [at for at, _ in entry_spans(seg.entries)]
+        bounds = _index_bounds(positions, [e.position for e in idx.entries])  # type: ignore[union-attr]
+        if bounds is not None:
+            if bounds[0] is not None:
+                lo, hi, seen = max(lo, bounds[0]), min(hi, bounds[1]), True
+            continue
         at = {p: i for i, p in enumerate(positions)}
         prev = 0
         for entry in idx.entries:

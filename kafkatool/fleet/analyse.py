@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kafkatool.analysis.findings import ALL_LOG_DIRS, located_finding_row, replay_defects
 from kafkatool.engine.check import (
     check_broker_identity,
@@ -24,6 +26,7 @@ from kafkatool.engine.check import (
     dir_tail_findings,
     partition_findings,
 )
+from kafkatool.engine.producer_state import entry_columns as header_columns_of
 from kafkatool.engine.replay import ReplayError, replay
 from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
@@ -147,6 +150,12 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
     out.producers = producers
     batches = records = invalid_crc = 0
     for seg in part.segments:  # streamed: a partition's entries are never all held as objects
+        cols = header_columns_of(seg.entries)
+        if cols is not None:  # all magic 2: the same sums from the header columns
+            batches += len(cols["position"])
+            records += int(cols["records_count"].astype(np.int64).sum())
+            invalid_crc += int(cols["crc_invalid"].sum())
+            continue
         for e in seg.entries:
             batches += 1
             records += e.records_count if isinstance(e, RecordBatch) else e.last_offset - e.base_offset + 1

@@ -111,13 +111,14 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     walk = _native_walk(buf, path)
     try:
         while pos < stop:
-            chunk_end = min(stop, pos + CHUNK)
+            # the native walk touches no mapped page: one call over the whole range
+            chunk_end = stop if walk is not None else min(stop, pos + CHUNK)
             first_bad = len(bad)
             if walk is not None:
                 # the native twin of scan_chain (kafkatool._native.walk_*): the same stop, columns and bad CRCs
                 found, raw, bad_found, reached = walk(pos, size, chunk_end, verify_crc)
                 parts.append(found)
-                heads.append(raw.view(bc.header_dtype()))
+                heads.append(raw.view(bc.native_header_dtype()))
                 bad.extend(bad_found.tolist())
             else:
                 run: list[int] = []
@@ -157,8 +158,8 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     finally:
         if pool is not None:
             pool.shutdown()
-    arr = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    headers = np.concatenate(heads) if heads else bc.gather_headers(buf, arr)
+    arr = _joined(parts) if parts else np.zeros(0, dtype=np.int64)
+    headers = _joined(heads) if heads else bc.gather_headers(buf, arr)
     valid = None
     if verify_crc:
         valid = np.ones(len(arr), dtype=bool)
@@ -166,6 +167,14 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
             valid = ~np.isin(arr, np.asarray(bad, dtype=np.int64))
     release(buf, start, min(pos, size))
     return SegmentColumns(arr, headers, valid, legacy, defects, landing=min(pos, size), size=size)
+
+
+def _joined(runs: list[np.ndarray]) -> np.ndarray:
+    """The runs' rows in one array, as ``np.concatenate`` makes it (fields in the machine's byte order); a single
+    run already so (the native walk's) is kept as it is: no copy of a big segment's columns."""
+    if len(runs) == 1 and runs[0].dtype == np.concatenate([runs[0][:0]]).dtype:
+        return runs[0]
+    return np.concatenate(runs)
 
 
 def _native_walk(buf: Any, path: str | None) -> Callable[[int, int, int, bool], tuple[Any, Any, Any, int]] | None:

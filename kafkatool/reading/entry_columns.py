@@ -9,24 +9,115 @@ one the object path reads). It answers ``None`` where the object path must be ta
 entry, or a file that changed since the walk (the object path reports it).
 
 The columns are those of ``engine.producer_state.REPLAY_COLUMNS`` plus ``size``, ``crc_invalid`` (the walk
-found the CRC wrong), ``partition_leader_epoch``, ``magic`` and ``records_count``.
+found the CRC wrong), ``partition_leader_epoch``, ``magic`` and ``records_count``: about 70 bytes a batch, so a
+segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (bounded memory, as the entries').
+
+:func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
+scan (``reading.columns.scan_buffer``, the native walk), only when the native core is built: when the scan
+finds the segment clean (only magic 2 batches, no defect, chained to the end) it gives the same entries and
+defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`); otherwise the
+walk reads it.
 """
 
 from __future__ import annotations
 
+import os
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from kafkatool.model import ControlType, LogEntry, RecordBatch
-from kafkatool.reading.entries import _CRC_INVALID, SegmentEntries
+from kafkatool.model import ControlType, Defect, LogEntry, RecordBatch, SegmentData
+from kafkatool.reading.columns import scan_buffer
+from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import mapped
 from kafkatool.schema import batch_columns as bc
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.codecs import ReadLimits
+from kafkatool.schema.log_segment import read_entry_at
+from kafkatool.schema.native import core
 
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
 _CONTROL = 0x20
+MAX_COLUMN_ROWS = 1 << 20
+"""The most batches a segment's header columns are built for (about 70 MB); more: the object path."""
+HEADERS_BUDGET = 32 << 20
+"""The most bytes of raw batch headers (61 a batch) the clean segments read keep for :func:`header_columns`, all
+together; past it the headers are gathered from the file again when asked for (page faults of a fresh mapping
+cost about as much as the rest of a restart's engine)."""
+
+
+class ColumnEntries(SegmentEntries):
+    """:class:`SegmentEntries` read by the column scan, with the control batches' transaction markers kept
+    (position -> (marker, coordinator epoch)) so :func:`header_columns` does not decode them again."""
+
+    __slots__ = ("_heads", "_markers")
+
+    def _view(self, lo: int, hi: int) -> SegmentEntries:
+        out = ColumnEntries.__new__(ColumnEntries)
+        base = super()._view(lo, hi)
+        for name in SegmentEntries.__slots__:
+            setattr(out, name, getattr(base, name))
+        out._markers, out._heads = self._markers, self._heads
+        return out
+
+    def header_columns(self) -> dict[str, np.ndarray] | None:
+        """The entries' header columns (see :func:`header_columns`)."""
+        return header_columns(self)
+
+    def span_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`spans` as two int64 arrays (positions, ends)."""
+        return span_arrays(self)
+
+
+def span_arrays(entries: SegmentEntries) -> tuple[np.ndarray, np.ndarray]:
+    """A lazily held segment's ``(position, end)`` spans as two int64 arrays, from its own arrays."""
+    pos = np.asarray(entries._pos[entries._lo:entries._hi], dtype=np.int64)
+    return pos, pos + np.asarray(entries._size[entries._lo:entries._hi], dtype=np.int64)
+
+
+def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits) -> bool:
+    """Read a segment shallow by the column scan when it is clean, as ``_read_segment``'s walk would (entries
+    and ``record-decode`` defects of control batches); ``False`` (nothing set) when the walk must read it."""
+    size = len(buf)
+    if size == 0 or core() is None:
+        return False  # without the native core: today's walk, unchanged
+    scan = scan_buffer(buf, seg.log_file, max_output=limits.max_decompressed_bytes, path=path)
+    n = len(scan)
+    if scan.defects or scan.legacy or scan.landing != size or n > MAX_COLUMN_ROWS or (
+            scan.crc_valid is not None and not bool(scan.crc_valid.all())):
+        return False
+    entries = ColumnEntries(path, file_size=size, limits=limits)
+    entries._markers = {}
+    entries._heads = _Budget.take(scan.headers)
+    pos = scan.positions
+    sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
+    entries._pos.extend(pos.tolist())
+    entries._size.extend(sizes.tolist())
+    entries._crc.extend(bytes([_CRC_VALID]) * n)
+    entries._hi = n
+    entries._max_ts = max(-1, int(scan.headers["max_timestamp"].max())) if n else -1
+    defects: list[Defect] = []
+    control = np.flatnonzero(scan.headers["attributes"].astype(np.int64) & _CONTROL)
+    for k in control.tolist():
+        at = int(pos[k])
+        entry = read_entry_at(buf, at, max_output=limits.max_decompressed_bytes)
+        entry.crc_valid = True
+        err = complete_entry(entry, buf, limits=limits)
+        if err is not None:
+            defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+        entries._markers[at] = _marker(entry)
+    seg.defects.extend(defects)
+    seg.entries = entries
+    return True
+
+
+def _marker(entry: LogEntry) -> tuple[int, int]:
+    control = entry.records[0].control if isinstance(entry, RecordBatch) and entry.records else None
+    if control is None or control.coordinator_epoch is None:
+        return -1, 0
+    return (1 if control.type == ControlType.COMMIT.value else 0), control.coordinator_epoch
 
 
 def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
@@ -34,10 +125,22 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
     if not isinstance(entries, SegmentEntries):
         return None
     lo, hi = entries._lo, entries._hi
+    if hi - lo > MAX_COLUMN_ROWS:
+        return None
+    markers = entries._markers if isinstance(entries, ColumnEntries) else None
     pos = np.asarray(entries._pos[lo:hi], dtype=np.int64)
     size = np.asarray(entries._size[lo:hi], dtype=np.int64)
     crc = np.frombuffer(bytes(entries._crc[lo:hi]), dtype=np.uint8)
     n = len(pos)
+    kept = entries._heads if isinstance(entries, ColumnEntries) else None
+    if kept is not None and markers is not None:
+        try:
+            shrunk = n and int((pos + size).max()) > os.path.getsize(entries._path)
+        except OSError:
+            shrunk = True
+        if shrunk:
+            return None  # the file changed: the object path says so
+        return _columns(kept[lo:hi], pos, size, crc, markers, None, lo, entries)
     with mapped(entries._path) as buf:
         if n and int((pos + size).max()) > len(buf):
             return None  # the file changed: the object path says so
@@ -47,20 +150,45 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
         if n and not (raw[pos + _MAGIC_AT] == 2).all():
             return None  # legacy entries: the object path
         heads = bc.gather_headers(buf, pos)
-        cols: dict[str, Any] = {name: heads[name].astype(heads.dtype[name].newbyteorder("=")) for name in (
-            "base_offset", "last_offset_delta", "partition_leader_epoch", "magic", "attributes", "max_timestamp",
-            "producer_id", "producer_epoch", "base_sequence", "records_count")}
-        marker = np.full(n, -1, dtype=np.int8)
-        coordinator = np.zeros(n, dtype=np.int32)
-        for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():
-            entry = entries._make(buf, lo + k)
-            control = entry.records[0].control if isinstance(entry, RecordBatch) and entry.records else None
-            if control is not None and control.coordinator_epoch is not None:
-                marker[k] = 1 if control.type == ControlType.COMMIT.value else 0
-                coordinator[k] = control.coordinator_epoch
+        cols = _columns(heads, pos, size, crc, markers, buf, lo, entries)
         del raw, heads
+    return cols
+
+
+def _columns(heads: np.ndarray, pos: np.ndarray, size: np.ndarray, crc: np.ndarray,
+             markers: dict[int, tuple[int, int]] | None, buf: Any, lo: int,
+             entries: SegmentEntries) -> dict[str, np.ndarray]:
+    n = len(pos)
+    cols: dict[str, Any] = {name: heads[name].astype(heads.dtype[name].newbyteorder("=")) for name in (
+        "base_offset", "last_offset_delta", "partition_leader_epoch", "magic", "attributes", "max_timestamp",
+        "producer_id", "producer_epoch", "base_sequence", "records_count")}
+    marker = np.full(n, -1, dtype=np.int8)
+    coordinator = np.zeros(n, dtype=np.int32)
+    for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():
+        known = markers.get(int(pos[k])) if markers is not None else None
+        marker[k], coordinator[k] = known if known is not None else _marker(entries._make(buf, lo + k))
     cols.update(position=pos, size=size, crc_invalid=crc == _CRC_INVALID, marker=marker,
                 coordinator_epoch=coordinator)
     for name in ("base_offset", "max_timestamp", "producer_id"):
         cols[name] = cols[name].astype(np.int64)
     return cols
+
+
+class _Budget:
+    """Bytes of raw headers kept by :class:`ColumnEntries` now (given back when the arrays are freed)."""
+
+    used = 0
+
+    @classmethod
+    def take(cls, heads: np.ndarray) -> np.ndarray | None:
+        """An owned copy of ``heads`` when :data:`HEADERS_BUDGET` allows it, else ``None``."""
+        if cls.used + heads.nbytes > HEADERS_BUDGET:
+            return None
+        kept = np.array(heads, copy=True)
+        cls.used += kept.nbytes
+        weakref.finalize(kept, cls.give_back, kept.nbytes)
+        return kept
+
+    @classmethod
+    def give_back(cls, nbytes: int) -> None:
+        cls.used -= nbytes

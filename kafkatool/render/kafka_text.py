@@ -9,15 +9,17 @@ only when every file was dumped.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kafkatool.engine import dls
-from kafkatool.engine.dls_decoders import Parser
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import AbortedTxn, ProducerSnapshotEntry
 from kafkatool.reading import siblings
 from kafkatool.reading.context import resolve
 from kafkatool.schema.codecs import ReadLimits
+
+if TYPE_CHECKING:  # the decoders are imported by the command only when one is chosen
+    from kafkatool.engine.dls_decoders import Parser
 
 
 def _java_io_message(err: UnreadableInputError) -> str:
@@ -60,24 +62,36 @@ def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | No
     return list(producer_snapshot.parse_producer_snapshot(data).entries), None
 
 
-def _fast_lines(path: str, buf: Any) -> dls.FastLines | None:
+def _fast_lines(path: str, buf: Any, stream: Any = None) -> dls.FastLines | None:
     """The native core's shallow batch-line writer bound to the file at ``path`` (read by it in bounded chunks;
-    ``buf`` is that file mapped) or to ``buf`` itself when it is ``bytes``; ``None`` without the core."""
+    ``buf`` is that file mapped) or to ``buf`` itself when it is ``bytes``; ``None`` without the core.
+
+    When the lines go to ``stream``'s ``write`` and ``stream`` is a text file over a binary one (``sys.stdout``),
+    the text layer is flushed and the blocks go to the binary layer as bytes (the text is ASCII)."""
     from kafkatool.schema.native import core
 
     native = core()
     if native is None or buf is None:
         return None
-    if isinstance(buf, bytes):
-        return lambda start, end, emit: native.dls_batch_lines_bytes(buf, start, end, emit)  # type: ignore[no-any-return]
     size = len(buf)
-    return lambda start, end, emit: native.dls_batch_lines_path(path, start, end, size, emit)  # type: ignore[no-any-return]
+
+    def lines(start: int, end: int, emit: dls.Emit) -> int:
+        target: Any = emit
+        binary = getattr(stream, "buffer", None) if stream is not None and emit == stream.write else None
+        if binary is not None:
+            stream.flush()
+            target = binary.write
+        if isinstance(buf, bytes):
+            return native.dls_batch_lines_bytes(buf, start, end, target, binary is not None)  # type: ignore[no-any-return]
+        return native.dls_batch_lines_path(path, start, end, size, target, binary is not None)  # type: ignore[no-any-return]
+
+    return lines
 
 
 def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: bool, verify_index_only: bool,
               index_sanity_check: bool, max_message_size: int, max_bytes: int | None,
               skip_record_metadata: bool, parser: Parser | None = None,
-              emit: dls.Emit | None = None, max_output: int | None = None) -> dls.FileDump:
+              emit: dls.Emit | None = None, max_output: int | None = None, stream: Any = None) -> dls.FileDump:
     """Read what DumpLogSegments reads for ``path`` and emulate its dump of it (segment and index lines streamed
     to ``emit`` as made, so memory stays flat whatever the segment holds)."""
     key = siblings.absolute_path(path)
@@ -88,7 +102,8 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         with siblings.mapped_if_exists(path) as buf:
             return dls.dump_log(session, path, buf, deep=deep, print_data=print_data,
                                 skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, key=key,
-                                parser=parser, emit=emit, max_output=max_output, fast_lines=_fast_lines(path, buf))
+                                parser=parser, emit=emit, max_output=max_output,
+                                fast_lines=_fast_lines(path, buf, stream))
     if kind == "snapshot":
         data = siblings.read_if_exists(path)
         if data is None:
@@ -136,7 +151,7 @@ def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_i
                                verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                                max_message_size=max_message_size, max_bytes=max_bytes,
                                skip_record_metadata=skip_record_metadata, parser=parser, emit=out.write,
-                               max_output=max_output)
+                               max_output=max_output, stream=out)
         except dls.DlsError as error:
             result = dls.FileDump(crash=error.line)
         except UnreadableInputError as error:

@@ -59,6 +59,20 @@ def header_dtype() -> numpy.dtype:
     return _DTYPE
 
 
+_NATIVE_DTYPE: Any = None
+
+
+def native_header_dtype() -> numpy.dtype:
+    """The batch header's dtype with every field in the machine's byte order, packed as declared: what numpy makes
+    of :func:`header_dtype` when it joins header arrays (``np.concatenate``), and the native walk's layout."""
+    global _NATIVE_DTYPE
+    if _NATIVE_DTYPE is None:
+        import numpy as np
+
+        _NATIVE_DTYPE = np.concatenate([np.zeros(0, dtype=header_dtype())]).dtype
+    return _NATIVE_DTYPE
+
+
 def scan_chain(buf: Any, pos: int, limit: int, stop: int, verify_crc: bool, positions: list[int],
                bad_crc: list[int]) -> int:
     """Follow clean magic 2 batches from ``pos`` while they start before ``stop`` and end by ``limit``.

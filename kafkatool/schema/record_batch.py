@@ -132,6 +132,18 @@ def batch_bytes(buf: bytes | memoryview | Any, position: int, size: int) -> byte
     return bytes(buf[position:position + size])
 
 
+def inflated_payload(buf: bytes | memoryview | Any, batch: RecordBatch, max_output: int | None) -> bytes | None:
+    """The decompressed records of the compressed ``batch`` (as :func:`decode_records` decompresses them), or
+    ``None`` when they do not decompress (the caller's decoder then reports it)."""
+    from kafkatool.schema.codecs import decompress
+
+    try:
+        return decompress(Compression(batch.attributes & CODEC_MASK), bytes(records_payload(buf, batch)),
+                          magic=MAGIC, max_output=max_output)
+    except (DecodeError, ValueError):
+        return None
+
+
 def records_payload(buf: bytes | memoryview, batch: RecordBatch) -> memoryview:
     """The bytes after the header: the records, or their compressed block."""
     view = buf if isinstance(buf, memoryview) else memoryview(buf)

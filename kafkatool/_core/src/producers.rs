@@ -888,6 +888,19 @@ mod tests {
         assert_eq!(r.map_end_offset, 5);
     }
 
+    fn framed(position: i64, size: i64, last_offset: i64) -> Framed {
+        Framed { position, size, crc_invalid: false, last_offset, max_timestamp: last_offset }
+    }
+
+    #[test]
+    fn recovery_keeps_the_valid_prefix_and_checks_the_rebuilt_index() {
+        let rows = [framed(0, 100, 10), framed(100, 100, 20), framed(250, 100, 30)];
+        assert_eq!(recover_scan(&rows, 0, 4096), (2, 200, RecoverEnd::Done));
+        let back = [framed(0, 100, 10), framed(100, 100, 20), framed(200, 100, 15)];
+        assert_eq!(recover_scan(&back, 0, 50), (2, 200, RecoverEnd::OffsetIndex(15, 20)));
+        assert_eq!(recover_scan(&[framed(0, 100, 5)], 10, 4096), (0, 0, RecoverEnd::Overflow));
+    }
+
     #[test]
     fn offsets_past_the_long_range_stop_the_replay() {
         let mut r = replay();

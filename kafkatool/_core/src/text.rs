@@ -11,7 +11,7 @@
 use std::fs::File;
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 
 use crate::defect::guard;
 use crate::layout::{
@@ -114,7 +114,7 @@ pub enum Stop {
 /// Write the batch lines from `pos` (a batch start; positions count from the file's start, as `dump_log`'s
 /// `valid` does) until the first entry not handled; `end` is the slice's end, `file_len` the file's length. Text
 /// goes to `sink` in blocks of about `block` bytes; a sink returning false stops the writer.
-pub fn batch_lines(src: &mut dyn Source, mut pos: i64, end: i64, file_len: i64, block: usize,
+pub fn batch_lines<S: Source + ?Sized>(src: &mut S, mut pos: i64, end: i64, file_len: i64, block: usize,
                    sink: &mut dyn FnMut(&[u8]) -> bool) -> Stop {
     let mut out: Vec<u8> = Vec::with_capacity(block + 1024);
     let stop = loop {
@@ -210,11 +210,16 @@ pub fn batch_lines(src: &mut dyn Source, mut pos: i64, end: i64, file_len: i64, 
     stop
 }
 
-/// Hand `text` (ASCII) to the Python callable `emit` as a `str`; false (the error kept in `failed`) when it raised.
-fn emit_block(emit: &Py<PyAny>, text: &[u8], failed: &mut Option<PyErr>) -> bool {
+/// Hand `text` (ASCII) to the Python callable `emit` as a `str` (as `bytes` with `binary`); false (the error kept
+/// in `failed`) when it raised.
+fn emit_block(emit: &Py<PyAny>, binary: bool, text: &[u8], failed: &mut Option<PyErr>) -> bool {
     Python::attach(|py| {
-        let s = PyString::new(py, std::str::from_utf8(text).unwrap_or_default());
-        match emit.call1(py, (s,)) {
+        let block = if binary {
+            PyBytes::new(py, text).into_any()
+        } else {
+            PyString::new(py, std::str::from_utf8(text).unwrap_or_default()).into_any()
+        };
+        match emit.call1(py, (block,)) {
             Ok(_) => true,
             Err(e) => {
                 *failed = Some(e);
@@ -233,16 +238,17 @@ fn finish(stop: Stop, failed: Option<PyErr>) -> PyResult<i64> {
 }
 
 /// The batch lines of the `bytes` buffer `data` (a whole file) from `pos` to the slice end `end`, each block of
-/// about `block` bytes passed to `emit` (a `str`); returns the position where the Python path goes on.
+/// about `block` bytes passed to `emit` (a `str`, or `bytes` with `binary`); returns the position where the Python
+/// path goes on.
 #[pyfunction]
-#[pyo3(signature = (data, pos, end, emit, block=1 << 20))]
-fn dls_batch_lines_bytes(py: Python<'_>, data: &[u8], pos: i64, end: i64, emit: Py<PyAny>, block: usize)
-    -> PyResult<i64> {
+#[pyo3(signature = (data, pos, end, emit, binary=false, block=1 << 20))]
+fn dls_batch_lines_bytes(py: Python<'_>, data: &[u8], pos: i64, end: i64, emit: Py<PyAny>, binary: bool,
+                         block: usize) -> PyResult<i64> {
     guard("dls_batch_lines_bytes", || {
         let mut failed = None;
         let stop = py.detach(|| {
             batch_lines(&mut SliceSource(data), pos, end, data.len() as i64, block,
-                        &mut |text| emit_block(&emit, text, &mut failed))
+                        &mut |text| emit_block(&emit, binary, text, &mut failed))
         });
         finish(stop, failed)
     })
@@ -251,15 +257,18 @@ fn dls_batch_lines_bytes(py: Python<'_>, data: &[u8], pos: i64, end: i64, emit: 
 /// The batch lines of the file at `path` (`file_len` bytes, as the caller sees it), read with `std::fs` in
 /// bounded chunks, from `pos` to the slice end `end`; see `dls_batch_lines_bytes`.
 #[pyfunction]
-#[pyo3(signature = (path, pos, end, file_len, emit, block=1 << 20))]
+#[pyo3(signature = (path, pos, end, file_len, emit, binary=false, block=1 << 20))]
+#[allow(clippy::too_many_arguments)]
 fn dls_batch_lines_path(py: Python<'_>, path: &str, pos: i64, end: i64, file_len: i64, emit: Py<PyAny>,
-                        block: usize) -> PyResult<i64> {
+                        binary: bool, block: usize) -> PyResult<i64> {
     guard("dls_batch_lines_path", || {
         let mut failed = None;
         let stop = py.detach(|| match File::open(path) {
             Ok(file) if pos >= 0 && file_len > pos => {
                 StreamSource::with(&file, pos as u64, file_len as u64, CHUNK, |src| {
-                    batch_lines(src, pos, end, file_len, block, &mut |text| emit_block(&emit, text, &mut failed))
+                    batch_lines(src, pos, end, file_len, block, &mut |text| {
+                        emit_block(&emit, binary, text, &mut failed)
+                    })
                 })
             }
             _ => Stop::HandBack(pos),

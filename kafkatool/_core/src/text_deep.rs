@@ -4,7 +4,8 @@
 //! The fast twin of `kafkatool/engine/dls.py` (`_fast_batch_line` and `_record_lines`), which stays the reference:
 //! `dump_deep` writes the lines of consecutive batches from a position and stops, before writing anything of it,
 //! at the first batch it does not handle exactly as the Python path would print it: a legacy or damaged entry,
-//! a header Kafka would throw on, a control batch, a payload the native codecs or record decoder hand back, a key,
+//! a header Kafka would throw on, a control record other than an
+//! end-transaction marker, a payload the native codecs or record decoder hand back, a key,
 //! value or header key that is not valid UTF-8 (Java's replacement rules stay in Python), an offset or timestamp
 //! beyond 64 bits. The caller prints that batch with the Python path and calls again after it.
 
@@ -25,6 +26,8 @@ const MIN_RECORD_SIZE: usize = 7;
 const RECORD_COST: usize = 256;
 const MAX_SEQUENCE: i64 = i32::MAX as i64;
 const NO_SEQUENCE: i64 = -1;
+const CONTROL_KEY_SIZE: i64 = 4;
+const END_TXN_VALUE_SIZE: i64 = 6;
 const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
 const LOG_APPEND_TIME: i16 = 0x08;
 const TRANSACTIONAL: i16 = 0x10;
@@ -79,9 +82,45 @@ pub struct Options {
     pub max_output: usize,
 }
 
+/// `printControlRecord` for an end-transaction marker (Kafka's `ControlRecordType.parse`, `EndTransactionMarker`):
+/// ` endTxnMarker: COMMIT coordinatorEpoch: N`. Any other control record (a KRaft type, an unknown type, a key
+/// or value Kafka refuses) is `None`: the batch is handed back to the Python path, which prints or throws there.
+fn marker_text(data: &[u8], ko: i64, kl: i64, vo: i64, vl: i64, out: &mut String) -> Option<()> {
+    if kl < CONTROL_KEY_SIZE || vl < END_TXN_VALUE_SIZE {
+        return None;
+    }
+    let (k, v) = (ko as usize, vo as usize);
+    let version = i16::from_be_bytes([data[k], data[k + 1]]);
+    let ctype = i16::from_be_bytes([data[k + 2], data[k + 3]]);
+    let value_version = i16::from_be_bytes([data[v], data[v + 1]]);
+    let epoch = i32::from_be_bytes([data[v + 2], data[v + 3], data[v + 4], data[v + 5]]);
+    let name = match ctype {
+        0 => "ABORT",
+        1 => "COMMIT",
+        _ => return None,
+    };
+    if version < 0 || value_version < 0 {
+        return None;
+    }
+    let _ = write!(out, " endTxnMarker: {name} coordinatorEpoch: {epoch}");
+    Some(())
+}
+
 /// The lines of the batch `b` (at file position `pos`) appended to `deep`; `None`: hand it back (`deep` as it was).
-fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> {
+fn batch_text(b: &[u8], pos: u64, opts: Options, given: Option<&[u8]>, deep: &mut Deep) -> Option<()> {
     let size = b.len() - LOG_OVERHEAD;
+    let mark = deep.text.len();
+    let written = batch_lines(b, pos, size, opts, given, deep);
+    if written.is_none() {
+        deep.text.truncate(mark); // nothing of a handed-back batch is written
+    }
+    written
+}
+
+/// The body of [`batch_text`]: writes straight into `deep.text`, which the caller truncates on `None`.
+#[allow(clippy::too_many_lines)]
+fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, given: Option<&[u8]>, deep: &mut Deep)
+               -> Option<()> {
     let mut last_seen = deep.last_offset;
     let last = &mut last_seen;
     let mut gaps: Vec<(i64, i64)> = Vec::new();
@@ -97,21 +136,23 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
     let base_seq = be_i32(b, 53) as i64;
     let count = be_i32(b, 57) as i64;
     let codec = (attrs & 0x07) as u8;
-    if codec as usize >= CODEC_NAMES.len() || attrs & CONTROL != 0 || count < 0 {
+    let control = attrs & CONTROL != 0;
+    if codec as usize >= CODEC_NAMES.len() || count < 0 {
         return None;
     }
     let valid = crc32c::crc32c(&b[21..]) == crc;
     let log_append = attrs & LOG_APPEND_TIME != 0;
     let ts_type = if log_append { "LogAppendTime" } else { "CreateTime" };
     let last_seq = if base_seq == NO_SEQUENCE { NO_SEQUENCE } else { increment_sequence(base_seq, last_delta) };
-    let mut out = String::with_capacity(256 + size * 2);
+    let out = &mut deep.text;
     let _ = write!(
         out,
         "baseOffset: {base_offset} lastOffset: {} count: {count} baseSequence: {base_seq} lastSequence: {last_seq} \
          producerId: {producer_id} producerEpoch: {producer_epoch} partitionLeaderEpoch: {leader_epoch} \
-         isTransactional: {} isControl: false deleteHorizonMs: ",
+         isTransactional: {} isControl: {} deleteHorizonMs: ",
         base_offset as i128 + last_delta as i128,
         bool_text(attrs & TRANSACTIONAL != 0),
+        bool_text(control),
     );
     if attrs & DELETE_HORIZON != 0 {
         let _ = write!(out, "OptionalLong[{base_ts}]");
@@ -131,12 +172,18 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
         let data: &[u8] = if codec == 0 {
             payload
         } else {
-            inflated = codecs::decompress(codec, payload, 2, opts.max_output)?;
-            let possible = (count as usize).min(inflated.len() / MIN_RECORD_SIZE);
-            if inflated.len() + possible * RECORD_COST > opts.max_output {
+            let bytes: &[u8] = match given {
+                Some(bytes) => bytes,
+                None => {
+                    inflated = codecs::decompress(codec, payload, 2, opts.max_output)?;
+                    &inflated
+                }
+            };
+            let possible = (count as usize).min(bytes.len() / MIN_RECORD_SIZE);
+            if bytes.len() + possible * RECORD_COST > opts.max_output {
                 return None;
             }
-            &inflated
+            bytes
         };
         let c = records::decode(data, count)?;
         let utf8 = |o: i64, l: i64| std::str::from_utf8(&data[o as usize..(o + l) as usize]).ok();
@@ -172,9 +219,15 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
                     out.push_str(utf8(c.header_key_offset[j], c.header_key_length[j])?);
                 }
                 out.push(']');
+                if control {
+                    marker_text(data, c.key_offset[i], kl, c.value_offset[i], vl, out)?;
+                }
             }
             h += nheaders;
-            if opts.print_data {
+            if control {
+                // checked even when not printed: a record Python's decoder refuses is handed back
+                marker_text(data, c.key_offset[i], kl, c.value_offset[i], vl, &mut String::new())?;
+            } else if opts.print_data {
                 let mut prefix = if opts.skip_record_metadata { "| " } else { " " };
                 if kl >= 0 {
                     out.push_str(prefix);
@@ -191,7 +244,6 @@ fn batch_text(b: &[u8], pos: u64, opts: Options, deep: &mut Deep) -> Option<()> 
             out.push('\n');
         }
     }
-    deep.text.push_str(&out);
     deep.last_offset = last_seen;
     deep.gaps.extend(gaps);
     Some(())
@@ -221,7 +273,7 @@ pub fn dump_deep(chunk: &[u8], chunk_pos: u64, file_len: u64, end: u64, last_off
         if chunk.len() - at < LOG_OVERHEAD + size || magic != 2 || LOG_OVERHEAD + size < BATCH_HEADER {
             return deep;
         }
-        if batch_text(&chunk[at..at + LOG_OVERHEAD + size], pos, opts, &mut deep).is_none() {
+        if batch_text(&chunk[at..at + LOG_OVERHEAD + size], pos, opts, None, &mut deep).is_none() {
             return deep;
         }
         at += LOG_OVERHEAD + size;
@@ -254,9 +306,43 @@ fn py_dump_deep<'py>(
     })
 }
 
+/// `dump_deep_inflated(batch, pos, inflated, last_offset, print_data, skip_record_metadata, max_output)`: the
+/// lines of the one compressed batch `batch` (at file position `pos`) whose payload the Python path decompressed
+/// into `inflated` (zstd frames without a checksum, see `codecs`); `(text, stop, last_offset, gaps)` as
+/// `dump_deep`, `stop == pos` when the batch is handed back.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(name = "dump_deep_inflated")]
+fn py_dump_deep_inflated<'py>(
+    py: Python<'py>,
+    batch: &[u8],
+    pos: u64,
+    inflated: &[u8],
+    last_offset: i64,
+    print_data: bool,
+    skip_record_metadata: bool,
+    max_output: usize,
+) -> PyResult<DeepTuple<'py>> {
+    guard("dump_deep_inflated", || {
+        let opts = Options { print_data, skip_record_metadata, max_output };
+        let deep = py.detach(|| {
+            let mut deep = Deep { stop: pos, last_offset, ..Deep::default() };
+            let whole = batch.len() >= BATCH_HEADER
+                && be_i32(batch, 8) as i64 + LOG_OVERHEAD as i64 == batch.len() as i64
+                && batch[16] == 2;
+            if whole && batch_text(batch, pos, opts, Some(inflated), &mut deep).is_some() {
+                deep.stop = pos + batch.len() as u64;
+            }
+            deep
+        });
+        Ok((PyString::new(py, &deep.text), deep.stop, deep.last_offset, deep.gaps))
+    })
+}
+
 /// Add this module's Python functions to `kafkatool._native`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_dump_deep, m)?)?;
+    m.add_function(wrap_pyfunction!(py_dump_deep_inflated, m)?)?;
     Ok(())
 }
 
@@ -272,3 +358,4 @@ mod tests {
         assert_eq!(increment_sequence(MAX_SEQUENCE, 1), 0);
     }
 }
+

@@ -18,8 +18,13 @@ use pyo3::prelude::*;
 
 use crate::defect::guard;
 use crate::layout::{
-    LOG_OVERHEAD, V2_BATCH_LENGTH_OFFSET, V2_BATCH_OVERHEAD, V2_CRC_COVERED_FROM, V2_CRC_OFFSET, V2_HEADER_SIZE,
-    V2_MAGIC, V2_MAGIC_OFFSET,
+    LOG_OVERHEAD, V2_ATTRIBUTES_OFFSET, V2_ATTRIBUTES_SIZE, V2_BASE_OFFSET_OFFSET, V2_BASE_OFFSET_SIZE,
+    V2_BASE_SEQUENCE_OFFSET, V2_BASE_SEQUENCE_SIZE, V2_BASE_TIMESTAMP_OFFSET, V2_BASE_TIMESTAMP_SIZE,
+    V2_BATCH_LENGTH_OFFSET, V2_BATCH_LENGTH_SIZE, V2_BATCH_OVERHEAD, V2_CRC_COVERED_FROM, V2_CRC_OFFSET, V2_CRC_SIZE,
+    V2_HEADER_SIZE, V2_LAST_OFFSET_DELTA_OFFSET, V2_LAST_OFFSET_DELTA_SIZE, V2_MAGIC, V2_MAGIC_OFFSET,
+    V2_MAGIC_SIZE, V2_MAX_TIMESTAMP_OFFSET, V2_MAX_TIMESTAMP_SIZE, V2_PARTITION_LEADER_EPOCH_OFFSET,
+    V2_PARTITION_LEADER_EPOCH_SIZE, V2_PRODUCER_EPOCH_OFFSET, V2_PRODUCER_EPOCH_SIZE, V2_PRODUCER_ID_OFFSET,
+    V2_PRODUCER_ID_SIZE, V2_RECORDS_COUNT_OFFSET, V2_RECORDS_COUNT_SIZE,
 };
 
 /// The file reader's window: the most bytes of the file held at once.
@@ -125,6 +130,8 @@ pub struct StreamSource {
 
 /// The reader thread's chunk size.
 pub const CHUNK: usize = 1 << 20;
+/// Ranges up to this many bytes are read in step with the walk, without a reader thread.
+pub const SHORT_RANGE: i64 = 8 << 20;
 
 impl StreamSource {
     /// The consumer's end; `chunks` delivers consecutive chunks from `start`, `spare` takes used buffers back.
@@ -266,7 +273,8 @@ fn be_u32(b: &[u8], at: usize) -> u32 {
 /// Follow clean magic 2 batches from `pos` while they start before `stop` and end by `limit` (the twin of
 /// `batch_columns.scan_chain`): stops at or past `stop`, or at the first entry that is not a complete magic 2
 /// batch of at least `V2_BATCH_OVERHEAD` bytes, or where the bytes cannot be read.
-pub fn scan_chain(src: &mut dyn Source, mut pos: i64, limit: i64, stop: i64, verify_crc: bool) -> Chain {
+pub fn scan_chain<S: Source + ?Sized>(src: &mut S, mut pos: i64, limit: i64, stop: i64, verify_crc: bool)
+    -> Chain {
     let mut out = Chain::default();
     let last_header = (limit - V2_HEADER_SIZE as i64).min(stop - 1);
     while pos <= last_header && pos >= 0 {
@@ -297,7 +305,38 @@ pub fn scan_chain(src: &mut dyn Source, mut pos: i64, limit: i64, stop: i64, ver
 
 type ChainColumns<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<i64>>, i64);
 
-fn columns(py: Python<'_>, chain: Chain) -> ChainColumns<'_> {
+/// The header's integer fields as (offset, size): the big-endian fields that `to_native_order` turns around.
+const HEADER_FIELDS: [(usize, usize); 13] = [
+    (V2_BASE_OFFSET_OFFSET, V2_BASE_OFFSET_SIZE),
+    (V2_BATCH_LENGTH_OFFSET, V2_BATCH_LENGTH_SIZE),
+    (V2_PARTITION_LEADER_EPOCH_OFFSET, V2_PARTITION_LEADER_EPOCH_SIZE),
+    (V2_MAGIC_OFFSET, V2_MAGIC_SIZE),
+    (V2_CRC_OFFSET, V2_CRC_SIZE),
+    (V2_ATTRIBUTES_OFFSET, V2_ATTRIBUTES_SIZE),
+    (V2_LAST_OFFSET_DELTA_OFFSET, V2_LAST_OFFSET_DELTA_SIZE),
+    (V2_BASE_TIMESTAMP_OFFSET, V2_BASE_TIMESTAMP_SIZE),
+    (V2_MAX_TIMESTAMP_OFFSET, V2_MAX_TIMESTAMP_SIZE),
+    (V2_PRODUCER_ID_OFFSET, V2_PRODUCER_ID_SIZE),
+    (V2_PRODUCER_EPOCH_OFFSET, V2_PRODUCER_EPOCH_SIZE),
+    (V2_BASE_SEQUENCE_OFFSET, V2_BASE_SEQUENCE_SIZE),
+    (V2_RECORDS_COUNT_OFFSET, V2_RECORDS_COUNT_SIZE),
+];
+
+/// Turn each 61-byte header's fields from Kafka's big-endian order into the machine's (the packed native-order
+/// dtype numpy gives the header columns: `batch_columns.native_header_dtype`).
+pub fn to_native_order(headers: &mut [u8]) {
+    if cfg!(target_endian = "big") {
+        return;
+    }
+    for header in headers.chunks_exact_mut(V2_HEADER_SIZE) {
+        for (at, size) in HEADER_FIELDS {
+            header[at..at + size].reverse();
+        }
+    }
+}
+
+fn columns(py: Python<'_>, mut chain: Chain) -> ChainColumns<'_> {
+    to_native_order(&mut chain.headers);
     (
         PyArray1::from_vec(py, chain.positions),
         PyArray1::from_vec(py, chain.headers),
@@ -307,7 +346,8 @@ fn columns(py: Python<'_>, chain: Chain) -> ChainColumns<'_> {
 }
 
 /// `scan_chain` over an in-memory buffer (`bytes`, file position 0 at index 0), with the GIL released:
-/// `(positions int64, headers uint8 (61 bytes a batch), bad_crc int64, reached)`.
+/// `(positions int64, headers uint8 (61 bytes a batch, each field in the machine's byte order), bad_crc int64,
+/// reached)`.
 #[pyfunction]
 #[pyo3(signature = (data, pos, limit, stop, verify_crc=true))]
 fn walk_bytes<'py>(py: Python<'py>, data: &[u8], pos: i64, limit: i64, stop: i64, verify_crc: bool)
@@ -327,6 +367,11 @@ fn walk_path<'py>(py: Python<'py>, path: &str, pos: i64, limit: i64, stop: i64, 
     -> PyResult<ChainColumns<'py>> {
     guard("walk_path", || {
         let chain = py.detach(|| match File::open(path) {
+            // a short range: read in step (a reader ahead would read past the range's end for nothing)
+            Ok(file) if pos >= 0 && limit > pos && stop - pos <= SHORT_RANGE => {
+                let mut src = FileSource { file, buf: vec![0; CHUNK], start: 0, len: 0, cap: CHUNK };
+                scan_chain(&mut src, pos, limit, stop, verify_crc)
+            }
             Ok(file) if pos >= 0 && limit > pos => StreamSource::with(&file, pos as u64, limit as u64, CHUNK, |src| {
                 scan_chain(src, pos, limit, stop, verify_crc)
             }),
