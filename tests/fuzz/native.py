@@ -33,6 +33,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy
+
 from tests.fuzz.targets import FUZZ_MAX_OUTPUT, Finding, mutate, seeds
 
 HANG_S = 2.0  # one input taking longer than this is a finding (a hang)
@@ -81,7 +83,9 @@ def _chain_reference(seg: bytes, pos: int, limit: int, stop: int, verify: bool) 
     positions: list[int] = []
     bad: list[int] = []
     reached = bc.scan_chain(seg, pos, limit, stop, verify, positions, bad)
-    headers = b"".join(seg[p:p + 61] for p in positions)
+    # the native walk's header layout: every field in the machine's byte order (bc.native_header_dtype)
+    gathered = bc.gather_headers(seg, numpy.asarray(positions, dtype=numpy.int64))
+    headers = gathered.astype(bc.native_header_dtype()).tobytes()
     return positions, headers, bad if verify else [], reached
 
 
@@ -208,6 +212,18 @@ def _dump(data: bytes, source: str) -> Normal:
     return code, out.getvalue(), err.getvalue()
 
 
+def _deep_inflated(data: bytes) -> Normal:
+    """The raw call on the input cut in two (a batch, and a payload said to be its inflated records), then the
+    deep dump of the segment (zstd batches without a content checksum reach ``dump_deep_inflated``)."""
+    from kafkatool.schema import native
+
+    core = native.core()
+    if core is not None:
+        cut = int.from_bytes(data[:2].ljust(2, b"\0"), "big") % (len(data) + 1)
+        core.dump_deep_inflated(data[2:cut], 0, data[cut:], -1, True, False, FUZZ_MAX_OUTPUT)
+    return _dump(bytes([1 + (data[0] % 2 if data else 0)]) + data[1:], "path")
+
+
 def _restart(data: bytes) -> Normal:
     """``simulate-restart --assume unclean --recovery-point 0`` and ``replay-producers`` of the segment's log dir."""
     from kafkatool.engine.replay import replay
@@ -227,8 +243,19 @@ def _restart(data: bytes) -> Normal:
     return _ADDRESS.sub("", repr(restarted)), _ADDRESS.sub("", repr(replayed)), repr(state)
 
 
+def _built_segments() -> tuple[bytes, ...]:
+    """A few batches of every codec written by kafkatool's own writer (the construct declarations)."""
+    from kafkatool.model import Compression, Record
+    from kafkatool.schema import record_batch as rb
+
+    recs = [Record(offset=i, timestamp=0, key=b"k%d" % i, value=b"value %d " % i * 20, offset_delta=i,
+                   timestamp_delta=i) for i in range(5)]
+    return tuple(b"".join(rb.build_records_batch(recs, base_offset=5 * k, base_timestamp=1_700_000_000_000,
+                                                 compression=codec) for k in range(3)) for codec in Compression)
+
+
 def _mode_seeds() -> tuple[bytes, ...]:
-    return tuple(bytes([mode]) + s for s in seeds("log") for mode in range(3))
+    return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(3))
 
 
 def _log_seeds() -> tuple[bytes, ...]:
@@ -287,6 +314,7 @@ NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     _whole("dls_batch_lines_path", lambda d: _dump(d, "path"), _mode_seeds, "dls_batch_lines"),
     _whole("dump_deep", lambda d: _dump(bytes([1 + (d[0] % 2 if d else 0)]) + d[1:], "path"), _mode_seeds,
            "dump_deep"),
+    _whole("dump_deep_inflated", _deep_inflated, _mode_seeds),
     _whole("recover_segment_scan", _restart, _log_seeds, "recover_segment_scan"),
     _whole("replay_producers", _restart, _log_seeds, "replay_producers"),
 )}
