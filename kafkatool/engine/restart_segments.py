@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from kafkatool.model import IndexFile, LogEntry, OffsetIndexEntry, SegmentData, entry_spans
 
 INT32_MAX = 0x7FFFFFFF
@@ -36,6 +38,9 @@ class LoadedSegment:
         """Entries ``FileLogInputStream`` returns from ``start_pos``: contiguous, complete, up to ``end_pos``
         (a view of :attr:`entries`, found from positions alone)."""
         end = self.size if end_pos is None else end_pos
+        found = _chain_from_arrays(self.entries, start_pos, end)
+        if found is not None:
+            return self.entries[found[0]:found[0] + found[1]]
         first = count = 0
         pos = start_pos
         for i, (at, after) in enumerate(entry_spans(self.entries)):
@@ -80,6 +85,22 @@ class LoadedSegment:
         """``LogSegment.hasOverflow``."""
         nxt = self.read_next_offset()
         return nxt > self.base and not 0 <= nxt - 1 - self.base <= INT32_MAX
+
+
+def _chain_from_arrays(entries: Sequence[LogEntry], start_pos: int, end: int) -> tuple[int, int] | None:
+    """:meth:`LoadedSegment.chain`'s walk over the spans, vectorised where the entries give them as arrays
+    (``span_arrays``) and do not overlap: (first, count); ``None``: the walk as written."""
+    get = getattr(entries, "span_arrays", None)
+    if get is None:
+        return None
+    pos, ends = get()
+    if len(pos) > 1 and not bool((pos[1:] >= ends[:-1]).all()):
+        return None
+    first = int(np.searchsorted(pos, start_pos, side="left"))
+    expect = np.concatenate([np.asarray([start_pos], dtype=np.int64), ends[first:-1]])
+    ok = (pos[first:] == expect) & (ends[first:] <= end)
+    count = len(ok) if bool(ok.all()) else int(np.argmin(ok))
+    return first, count
 
 
 def segments_between(segs: list[LoadedSegment], start: int, end: int) -> list[LoadedSegment]:

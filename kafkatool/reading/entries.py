@@ -15,7 +15,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Compression, LegacyBatch, LogEntry, RecordBatch
@@ -135,6 +135,18 @@ class SegmentEntries(Sequence[LogEntry]):
         for k in range(self._lo, self._hi):
             p = pos[k]
             yield p, p + size[k]
+
+    def header_columns(self) -> dict[str, Any] | None:
+        """The entries' magic 2 header columns, or None for the object path (reading.entry_columns)."""
+        from kafkatool.reading.entry_columns import header_columns  # entry_columns imports this module
+
+        return header_columns(self)
+
+    def span_arrays(self) -> tuple[Any, Any]:
+        """spans() as two int64 NumPy arrays (positions, ends)."""
+        from kafkatool.reading.entry_columns import span_arrays
+
+        return span_arrays(self)
 
     def _make(self, buf: bytes | memoryview, k: int) -> LogEntry:
         pos = self._pos[k]

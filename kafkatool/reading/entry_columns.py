@@ -21,6 +21,8 @@ walk reads it.
 
 from __future__ import annotations
 
+import os
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,25 +42,39 @@ _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
 _CONTROL = 0x20
 MAX_COLUMN_ROWS = 1 << 20
 """The most batches a segment's header columns are built for (about 70 MB); more: the object path."""
+HEADERS_BUDGET = 32 << 20
+"""The most bytes of raw batch headers (61 a batch) the clean segments read keep for :func:`header_columns`, all
+together; past it the headers are gathered from the file again when asked for (page faults of a fresh mapping
+cost about as much as the rest of a restart's engine)."""
 
 
 class ColumnEntries(SegmentEntries):
     """:class:`SegmentEntries` read by the column scan, with the control batches' transaction markers kept
     (position -> (marker, coordinator epoch)) so :func:`header_columns` does not decode them again."""
 
-    __slots__ = ("_markers",)
+    __slots__ = ("_heads", "_markers")
 
     def _view(self, lo: int, hi: int) -> SegmentEntries:
         out = ColumnEntries.__new__(ColumnEntries)
         base = super()._view(lo, hi)
         for name in SegmentEntries.__slots__:
             setattr(out, name, getattr(base, name))
-        out._markers = self._markers
+        out._markers, out._heads = self._markers, self._heads
         return out
 
     def header_columns(self) -> dict[str, np.ndarray] | None:
         """The entries' header columns (see :func:`header_columns`)."""
         return header_columns(self)
+
+    def span_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`spans` as two int64 arrays (positions, ends)."""
+        return span_arrays(self)
+
+
+def span_arrays(entries: SegmentEntries) -> tuple[np.ndarray, np.ndarray]:
+    """A lazily held segment's ``(position, end)`` spans as two int64 arrays, from its own arrays."""
+    pos = np.asarray(entries._pos[entries._lo:entries._hi], dtype=np.int64)
+    return pos, pos + np.asarray(entries._size[entries._lo:entries._hi], dtype=np.int64)
 
 
 def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits) -> bool:
@@ -74,6 +90,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
         return False
     entries = ColumnEntries(path, file_size=size, limits=limits)
     entries._markers = {}
+    entries._heads = _Budget.take(scan.headers)
     pos = scan.positions
     sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
     entries._pos.extend(pos.tolist())
@@ -115,6 +132,15 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
     size = np.asarray(entries._size[lo:hi], dtype=np.int64)
     crc = np.frombuffer(bytes(entries._crc[lo:hi]), dtype=np.uint8)
     n = len(pos)
+    kept = entries._heads if isinstance(entries, ColumnEntries) else None
+    if kept is not None and markers is not None:
+        try:
+            shrunk = n and int((pos + size).max()) > os.path.getsize(entries._path)
+        except OSError:
+            shrunk = True
+        if shrunk:
+            return None  # the file changed: the object path says so
+        return _columns(kept[lo:hi], pos, size, crc, markers, None, lo, entries)
     with mapped(entries._path) as buf:
         if n and int((pos + size).max()) > len(buf):
             return None  # the file changed: the object path says so
@@ -124,17 +150,45 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
         if n and not (raw[pos + _MAGIC_AT] == 2).all():
             return None  # legacy entries: the object path
         heads = bc.gather_headers(buf, pos)
-        cols: dict[str, Any] = {name: heads[name].astype(heads.dtype[name].newbyteorder("=")) for name in (
-            "base_offset", "last_offset_delta", "partition_leader_epoch", "magic", "attributes", "max_timestamp",
-            "producer_id", "producer_epoch", "base_sequence", "records_count")}
-        marker = np.full(n, -1, dtype=np.int8)
-        coordinator = np.zeros(n, dtype=np.int32)
-        for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():
-            known = markers.get(int(pos[k])) if markers is not None else None
-            marker[k], coordinator[k] = known if known is not None else _marker(entries._make(buf, lo + k))
+        cols = _columns(heads, pos, size, crc, markers, buf, lo, entries)
         del raw, heads
+    return cols
+
+
+def _columns(heads: np.ndarray, pos: np.ndarray, size: np.ndarray, crc: np.ndarray,
+             markers: dict[int, tuple[int, int]] | None, buf: Any, lo: int,
+             entries: SegmentEntries) -> dict[str, np.ndarray]:
+    n = len(pos)
+    cols: dict[str, Any] = {name: heads[name].astype(heads.dtype[name].newbyteorder("=")) for name in (
+        "base_offset", "last_offset_delta", "partition_leader_epoch", "magic", "attributes", "max_timestamp",
+        "producer_id", "producer_epoch", "base_sequence", "records_count")}
+    marker = np.full(n, -1, dtype=np.int8)
+    coordinator = np.zeros(n, dtype=np.int32)
+    for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():
+        known = markers.get(int(pos[k])) if markers is not None else None
+        marker[k], coordinator[k] = known if known is not None else _marker(entries._make(buf, lo + k))
     cols.update(position=pos, size=size, crc_invalid=crc == _CRC_INVALID, marker=marker,
                 coordinator_epoch=coordinator)
     for name in ("base_offset", "max_timestamp", "producer_id"):
         cols[name] = cols[name].astype(np.int64)
     return cols
+
+
+class _Budget:
+    """Bytes of raw headers kept by :class:`ColumnEntries` now (given back when the arrays are freed)."""
+
+    used = 0
+
+    @classmethod
+    def take(cls, heads: np.ndarray) -> np.ndarray | None:
+        """An owned copy of ``heads`` when :data:`HEADERS_BUDGET` allows it, else ``None``."""
+        if cls.used + heads.nbytes > HEADERS_BUDGET:
+            return None
+        kept = np.array(heads, copy=True)
+        cls.used += kept.nbytes
+        weakref.finalize(kept, cls.give_back, kept.nbytes)
+        return kept
+
+    @classmethod
+    def give_back(cls, nbytes: int) -> None:
+        cls.used -= nbytes

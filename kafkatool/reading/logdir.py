@@ -22,6 +22,7 @@ from kafkatool.model import (
 )
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import SegmentEntries, complete_entry
+from kafkatool.reading.entry_columns import read_clean_segment
 from kafkatool.reading.files import list_dir, mapped, read_bytes
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.schema import (
@@ -72,6 +73,8 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False, limits: Read
     The entries are kept as :class:`~kafkatool.reading.entries.SegmentEntries`: positions, re-read on use."""
     limits = resolve(limits)
     with mapped(path) as buf:
+        if not deep and read_clean_segment(seg, buf, str(path), limits):
+            return  # a clean segment: the column scan's entries, with their header columns (reading.entry_columns)
         entries = SegmentEntries(path, deep=deep, file_size=len(buf), limits=limits)
         for item in walk_log(buf, seg.log_file, deep=deep, max_output=limits.max_decompressed_bytes):
             if isinstance(item, Defect):
