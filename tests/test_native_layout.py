@@ -30,3 +30,13 @@ def test_the_built_extension_was_built_from_this_layout() -> None:
     if core is None:
         pytest.skip(native.why_not())
     assert core.build_info()[1] == fingerprint(), "the extension is stale: pip install -e . rebuilds it"
+
+
+def test_every_entry_point_is_known() -> None:
+    """The extension's functions are exactly those kafkatool calls (a new one is added to ENTRY_POINTS, where the
+    stale-build check and the fuzzer's list look)."""
+    core = native.core()
+    if core is None:
+        pytest.skip(native.why_not())
+    exported = {name for name in dir(core) if not name.startswith("_") and callable(getattr(core, name))}
+    assert exported == set(native.ENTRY_POINTS)

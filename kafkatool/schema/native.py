@@ -14,6 +14,11 @@ from kafkatool.schema.native_layout import fingerprint
 
 _state: dict[str, ModuleType | str | None] = {}
 
+# Every entry point the Python side calls: an extension built from older sources lacks some and is not used.
+ENTRY_POINTS = ("build_info", "walk_bytes", "walk_path", "decompress", "decode_records", "dls_batch_lines_bytes",
+                "dls_batch_lines_path", "dump_deep", "dump_deep_inflated", "replay_producers",
+                "recover_segment_scan")
+
 
 def core() -> ModuleType | None:
     """The extension module, or ``None`` when it must not or cannot be used (see :func:`why_not`)."""
@@ -41,4 +46,8 @@ def _load() -> tuple[ModuleType | None, str]:
         return None, f"the native core is not built ({exc}): pip install -e . builds it"
     if _native.build_info()[1] != fingerprint():
         return None, "the native core was built from another layout: pip install -e . rebuilds it"
+    missing = [name for name in ENTRY_POINTS if not hasattr(_native, name)]
+    if missing:
+        return None, (f"the native core is older than this checkout (no {', '.join(missing)}): "
+                      "pip install -e . rebuilds it")
     return _native, ""

@@ -161,7 +161,8 @@ def headline(res: dict[str, Any]) -> list[dict[str, Any]]:
     for name, info in res.get("rss_1gib", {}).items():
         add(f"peak RSS, {gib} input: {name}", info["max_rss_mb"], 150, "MB", "fresh process, VmHWM", higher=False)
     if "help" in res:
-        add("kafkatool --help, whole process", res["help"]["s"], 0.15, "s", "python -m kafkatool --help, fork to exit",
+        add("kafkatool --help, whole process", res["help"]["s"], 0.15, "s",
+            f"python -m kafkatool --help, fork to exit (CPU {res['help'].get('cpu_s', float('nan')):.3f} s)",
             higher=False)
     return out
 
@@ -262,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-version", default=None, help="the fetched Kafka to run (default: the newest)")
     parser.add_argument("--fleet", action="store_true", help="add the fleet scan (bench_fleet: local and Spark)")
     parser.add_argument("--no-spark", action="store_true", help="with --fleet: the local engine only")
+    parser.add_argument("--cli-runs", type=int, default=None,
+                        help="runs per whole-process figure, kafkatool's and Kafka's (default max(3, repeat/2))")
+    parser.add_argument("--no-rss-commands", action="store_true",
+                        help="skip every subcommand's peak RSS on the one-record-batch log dir (the longest part)")
     parser.add_argument("--no-python-path", action="store_true",
                         help="skip the KAFKATOOL_NATIVE=0 rows (the Python path of the same commands)")
     args = parser.parse_args(argv)
@@ -279,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": {k: v["bytes"] for k, v in inputs.items()}, "repeat": repeat, "peers": peers,
         "scan": {}, "deep": {},
     }
-    runs = max(3, repeat // 2) if not args.quick else 1
+    runs = args.cli_runs or (max(3, repeat // 2) if not args.quick else 1)
+    res["cli_runs"] = runs
     res["help"] = suite.help_time(max(5, repeat))
     for name in ("big", "tiny"):
         print(f"scan {name} ...", file=sys.stderr)
@@ -336,11 +342,12 @@ def main(argv: list[str] | None = None) -> int:
             "columns-shallow", "columns-crc", "columns-crc-pool", "walker-shallow", "walker-crc", "walker-deep")}
         res["rss"]["dump-segment -f kafka (CLI)"] = res["cli"]["dump-segment -f kafka big"] | {
             "s": res["cli"]["dump-segment -f kafka big"]["s"]}
-        print("peak RSS of every subcommand on the one-record-batch log dir ...", file=sys.stderr)
-        res["rss_commands"] = command_rss(str(inputs["tiny-logdir"]["path"]), work)
+        if not args.no_rss_commands:
+            print("peak RSS of every subcommand on the one-record-batch log dir ...", file=sys.stderr)
+            res["rss_commands"] = command_rss(str(inputs["tiny-logdir"]["path"]), work)
         res["rss_1gib"] = {f"{k} (16 KiB batches)": v for k, v in res["rss"].items() if "(CLI)" not in k}
         res["rss_1gib"].update({k: v for k, v in res["cli"].items() if "big" in k})
-        res["rss_1gib"].update({f"{k} (one-record batches)": v for k, v in res["rss_commands"].items()})
+        res["rss_1gib"].update({f"{k} (one-record batches)": v for k, v in res.get("rss_commands", {}).items()})
     if args.fleet:
         from tests.benchmarks import bench_fleet
 

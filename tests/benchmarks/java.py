@@ -5,7 +5,7 @@ The jars are the live oracle's (``python -m tests.kafka.versions fetch``; the ne
 run with the JVM options Kafka's scripts give them by default, as a user runs them: ``kafka-run-class.sh``'s
 for a tool (``KAFKA_HEAP_OPTS=-Xmx256M`` plus ``KAFKA_JVM_PERFORMANCE_OPTS``), ``kafka-server-start.sh``'s heap
 for the broker (``-Xmx1G -Xms1G``). Output goes to /dev/null; wall time covers the whole process, JVM start
-included; peak RSS is the child's own ``ru_maxrss`` (``os.wait4``).
+included; peak RSS is the process's own ``VmHWM``, sampled while it runs.
 
 The recovery run: a fresh single KRaft node (broker and controller, loopback) is formatted, the benchmark's
 partition is copied into its log dir with no clean-shutdown marker and no recovery-point checkpoint (so
@@ -24,6 +24,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -67,19 +68,32 @@ def command(version: str, simple_main: str, args: list[str], jvm: tuple[str, ...
     return [versions.java_binary(), *jvm, *logging, "-cp", versions.classpath(version), main, *args]
 
 
+def _peak_kb(pid: int) -> int:
+    """``VmHWM`` of a running process (its own peak: unlike ``ru_maxrss`` it is not inherited from the parent
+    that forked it, here a benchmark holding a 1 GiB copy), 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0)
+    except (OSError, ValueError):
+        return 0
+
+
 def _run_once(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS (MB) and exit status of one process, stdout to /dev/null."""
-    with open(os.devnull, "wb") as devnull:
+    """Wall seconds, peak RSS (MB, ``VmHWM`` sampled every 20 ms) and exit status of one process, stdout to
+    /dev/null."""
+    with open(os.devnull, "wb") as devnull, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=devnull, stderr=subprocess.PIPE)
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=err)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _peak_kb(proc.pid))
+            time.sleep(0.02)
         wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise KafkaError(f"{' '.join(cmd[-4:])} exited {proc.returncode}: {err.decode(errors='replace')[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+        if proc.returncode != 0:
+            err.seek(0)
+            raise KafkaError(f"{' '.join(cmd[-4:])} exited {proc.returncode}: "
+                             f"{err.read().decode(errors='replace')[-2000:]}")
+    return wall, peak / 1024, proc.returncode
 
 
 def dump_log_segments(version: str, path: str, flags: tuple[str, ...], repeat: int) -> Result:
@@ -123,7 +137,9 @@ def _recovery_once(version: str, partition_dir: Path, work: Path, timeout: float
         process_s = time.perf_counter() - started
         loaded = LOADED.search(text)
         if loaded is None:
-            raise KafkaError(f"Kafka {version} logged no 'Loaded N logs' line in {timeout:.0f} s:\n"
+            why = (f"exited (rc={proc.returncode})" if proc.poll() is not None
+                   else f"still loading after {timeout:.0f} s")
+            raise KafkaError(f"Kafka {version} logged no 'Loaded N logs' line: {why}\n"
                              + "\n".join(text.splitlines()[-30:]))
         completed = COMPLETED.search(text)
         return {"version": version, "bytes": size, "logs": int(loaded.group(1)),

@@ -104,7 +104,7 @@ def tables(res: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     res = json.loads(Path(args[0] if args else DEFAULT).read_text())
-    print(f"Medians of {res['repeat']} (whole processes: of {max(3, res['repeat'] // 2)}).")
+    print(f"Medians of {res['repeat']} (whole processes: of {res.get('cli_runs', max(3, res['repeat'] // 2))}).")
     print("\n".join(tables(res)))
     return 0
 

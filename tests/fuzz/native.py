@@ -33,9 +33,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy
+
 from tests.fuzz.targets import FUZZ_MAX_OUTPUT, Finding, mutate, seeds
 
 HANG_S = 2.0  # one input taking longer than this is a finding (a hang)
+_ADDRESS = re.compile(r" object at 0x[0-9a-f]+")  # in a repr: the state is compared apart
 Normal = Any
 
 
@@ -80,7 +83,9 @@ def _chain_reference(seg: bytes, pos: int, limit: int, stop: int, verify: bool) 
     positions: list[int] = []
     bad: list[int] = []
     reached = bc.scan_chain(seg, pos, limit, stop, verify, positions, bad)
-    headers = b"".join(seg[p:p + 61] for p in positions)
+    # the native walk's header layout: every field in the machine's byte order (bc.native_header_dtype)
+    gathered = bc.gather_headers(seg, numpy.asarray(positions, dtype=numpy.int64))
+    headers = gathered.astype(bc.native_header_dtype()).tobytes()
     return positions, headers, bad if verify else [], reached
 
 
@@ -149,6 +154,118 @@ def _decompress_agree(native: Normal, reference: Normal) -> str | None:
     return None if bytes(value) == native else f"native {len(native)} bytes != Python {len(value)} bytes"
 
 
+# --- whole paths: the public function that reaches the entry point, native on against KAFKATOOL_NATIVE=0 ------
+# Each takes the input's first byte as a mode and the rest as a segment; the native run must produce exactly what
+# the Python path produces (same records, same text byte for byte, same defects and errors).
+
+
+def _scratch_segment(seg: bytes) -> Path:
+    """``seg`` as ``t-0/00000000000000000000.log`` in a log dir of this process on the memory file system."""
+    part = _SCRATCH.with_suffix("") / "logdir" / "t-0"
+    part.mkdir(parents=True, exist_ok=True)
+    path = part / "00000000000000000000.log"
+    path.write_bytes(seg)
+    return path
+
+
+def _records_public(data: bytes) -> Normal:
+    """``record_batch.decode_records`` under the header the first 61 bytes give (decompressing if they say so)."""
+    from kafkatool.schema import record_batch as rb
+
+    header = rb.parse_batch_header(data, 0)
+    return rb.decode_records(header, data[rb.HEADER_SIZE:], max_output=FUZZ_MAX_OUTPUT)
+
+
+def _decode_records(core: ModuleType, data: bytes) -> Normal:
+    count = int.from_bytes(data[:2].ljust(2, b"\0"), "big") - 8  # the raw call, any count (a few negative)
+    core.decode_records(data[2:], count)
+    return _outcome(lambda: _records_public(data))
+
+
+def _decode_records_reference(data: bytes) -> Normal:
+    with python_path():
+        return _outcome(lambda: _records_public(data))
+
+
+def _dump(data: bytes, source: str) -> Normal:
+    """``dump-segment -f kafka`` of the segment (first byte: 0 shallow, 1 ``--deep``, 2 ``--print-data``): from the
+    mapped file (``run_kafka_format``, the CLI's path) or, ``source="bytes"``, from ``bytes`` (``dump_log``)."""
+    import io
+
+    from kafkatool.engine import dls
+    from kafkatool.render import kafka_text
+    from kafkatool.schema.codecs import ReadLimits
+
+    mode = data[0] % 3 if data else 0
+    path = _scratch_segment(data[1:])
+    if source == "bytes":
+        seg, out = data[1:], io.StringIO()
+        session = dls.DlsSession()
+        dump = dls.dump_log(session, str(path), seg, deep=mode > 0, print_data=mode == 2, emit=out.write,
+                            max_output=FUZZ_MAX_OUTPUT, fast_lines=kafka_text._fast_lines(str(path), seg))
+        return out.getvalue(), dump
+    out, err = io.StringIO(), io.StringIO()
+    code = kafka_text.run_kafka_format([str(path)], deep=mode > 0, print_data=mode == 2, verify_index_only=False,
+                                       index_sanity_check=False, max_message_size=5 << 20, max_bytes=None,
+                                       skip_record_metadata=False, out=out, err=err,
+                                       limits=ReadLimits(FUZZ_MAX_OUTPUT))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _deep_inflated(data: bytes) -> Normal:
+    """The raw call on the input cut in two (a batch, and a payload said to be its inflated records), then the
+    deep dump of the segment (zstd batches without a content checksum reach ``dump_deep_inflated``)."""
+    from kafkatool.schema import native
+
+    core = native.core()
+    if core is not None:
+        cut = int.from_bytes(data[:2].ljust(2, b"\0"), "big") % (len(data) + 1)
+        core.dump_deep_inflated(data[2:cut], 0, data[cut:], -1, True, False, FUZZ_MAX_OUTPUT)
+    return _dump(bytes([1 + (data[0] % 2 if data else 0)]) + data[1:], "path")
+
+
+def _restart(data: bytes) -> Normal:
+    """``simulate-restart --assume unclean --recovery-point 0`` and ``replay-producers`` of the segment's log dir."""
+    from kafkatool.engine.replay import replay
+    from kafkatool.engine.restart import RestartOptions, simulate_restart
+    from kafkatool.reading.logdir import partition_with_high_watermark
+    from kafkatool.reading.restart_inputs import read_restart_inputs
+
+    path = _scratch_segment(data)
+    inputs = read_restart_inputs(path.parent.parent)
+    restarted = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(
+        now=1_800_000_000_000, assume="unclean", recovery_point=0, plan_output=False))
+    part, _hw = partition_with_high_watermark(path.parent)
+    replayed = replay(part)
+    manager = replayed.manager
+    state = (manager.snapshot_entries(), sorted(manager.ongoing.items()), manager.transactions,
+             manager.map_end_offset, manager.last_timestamp)
+    return _ADDRESS.sub("", repr(restarted)), _ADDRESS.sub("", repr(replayed)), repr(state)
+
+
+def _built_segments() -> tuple[bytes, ...]:
+    """A few batches of every codec written by kafkatool's own writer (the construct declarations)."""
+    from kafkatool.model import Compression, Record
+    from kafkatool.schema import record_batch as rb
+
+    recs = [Record(offset=i, timestamp=0, key=b"k%d" % i, value=b"value %d " % i * 20, offset_delta=i,
+                   timestamp_delta=i) for i in range(5)]
+    return tuple(b"".join(rb.build_records_batch(recs, base_offset=5 * k, base_timestamp=1_700_000_000_000,
+                                                 compression=codec) for k in range(3)) for codec in Compression)
+
+
+def _mode_seeds() -> tuple[bytes, ...]:
+    return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(3))
+
+
+def _log_seeds() -> tuple[bytes, ...]:
+    return seeds("log")
+
+
+def _record_seeds() -> tuple[bytes, ...]:
+    return seeds("records")
+
+
 def _codec_seeds() -> tuple[bytes, ...]:
     out = []
     for selector, name in enumerate(("gzip", "snappy", "lz4", "zstd")):
@@ -173,12 +290,33 @@ class NativeTarget:
     rust: str | None = None  # the cargo-fuzz target (kafkatool/_core/fuzz) over the Rust function it wraps
 
 
+def _whole(name: str, fn: Callable[[bytes], Normal], seed: Callable[[], tuple[bytes, ...]],
+           rust: str | None = None) -> NativeTarget:
+    """An entry point fuzzed through a whole-path driver ``fn``: its native run against the Python path's."""
+    def call(core: ModuleType, data: bytes) -> Normal:
+        return _outcome(lambda: fn(data))
+
+    def reference(data: bytes) -> Normal:
+        with python_path():
+            return _outcome(lambda: fn(data))
+
+    return NativeTarget(name, call, seed, reference, rust=rust)
+
+
 #: Every entry point of ``kafkatool._native`` (but ``build_info``), in one place.
 NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     NativeTarget("walk_bytes", _walk_bytes, _walk_seeds, _walk_reference, rust="walk"),
     NativeTarget("walk_path", _walk_path, _walk_seeds, _walk_reference, rust="walk_file"),
     NativeTarget("decompress", _decompress, _codec_seeds, _decompress_reference, _decompress_agree,
                  rust="decompress"),
+    NativeTarget("decode_records", _decode_records, _record_seeds, _decode_records_reference, rust="decode_records"),
+    _whole("dls_batch_lines_bytes", lambda d: _dump(d, "bytes"), _mode_seeds, "dls_batch_lines"),
+    _whole("dls_batch_lines_path", lambda d: _dump(d, "path"), _mode_seeds, "dls_batch_lines"),
+    _whole("dump_deep", lambda d: _dump(bytes([1 + (d[0] % 2 if d else 0)]) + d[1:], "path"), _mode_seeds,
+           "dump_deep"),
+    _whole("dump_deep_inflated", _deep_inflated, _mode_seeds),
+    _whole("recover_segment_scan", _restart, _log_seeds, "recover_segment_scan"),
+    _whole("replay_producers", _restart, _log_seeds, "replay_producers"),
 )}
 RUST_FUZZ = Path(__file__).resolve().parents[2] / "kafkatool" / "_core" / "fuzz"
 NOT_FUZZED = frozenset({"build_info"})  # no input
@@ -219,12 +357,13 @@ def _core() -> ModuleType:
     return core
 
 
-def run_random(name: str, runs: int, seed: int, artifacts: Path) -> dict[str, Any]:
-    """``runs`` mutated inputs (the seeded mutator of tests.fuzz.targets) through one entry point."""
+def run_random(name: str, runs: int, seed: int, artifacts: Path, seconds: float | None = None) -> dict[str, Any]:
+    """``runs`` mutated inputs (the seeded mutator of tests.fuzz.targets) through one entry point, or fewer when
+    ``seconds`` run out first."""
     core, target = _core(), NATIVE[name]
     pool = target.seeds() or (b"",)
     rnd = random.Random(f"{seed}:native:{name}")
-    started, findings = time.monotonic(), 0
+    started, findings, done = time.monotonic(), 0, 0
     for done in range(1, runs + 1):
         data = mutate(rnd.choice(pool), rnd, pool)
         try:
@@ -237,8 +376,10 @@ def run_random(name: str, runs: int, seed: int, artifacts: Path) -> dict[str, An
             print(f"FINDING {err} (input saved to {path})", file=sys.stderr)
         if done % 100000 == 0:
             print(f"  {name}: {done} inputs, {done / (time.monotonic() - started):.0f}/s", file=sys.stderr)
+        if seconds is not None and done % 100 == 0 and time.monotonic() - started > seconds:
+            break
     took = time.monotonic() - started
-    return {"target": name, "engine": "random", "execs": runs, "seconds": took, "execs_per_s": runs / took,
+    return {"target": name, "engine": "random", "execs": done, "seconds": took, "execs_per_s": done / took,
             "findings": findings}
 
 
@@ -285,7 +426,8 @@ def run_atheris_process(name: str, runs: int, artifacts: Path, max_len: int) -> 
             "coverage": stats.get("new_units_added"), "peak_rss_mb": stats.get("peak_rss_mb")}
 
 
-def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int) -> dict[str, Any]:
+def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int,
+                      seconds: float | None = None) -> dict[str, Any]:
     """The cargo-fuzz target of entry point ``name`` (``RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none``),
     seeded like the Python run: its executions, seconds, rate and outcome from libFuzzer's final stats."""
     target = NATIVE[name]
@@ -301,7 +443,8 @@ def run_cargo_process(name: str, runs: int, artifacts: Path, max_len: int) -> di
     with open(log, "wb") as fh:
         proc = subprocess.run(["cargo", "fuzz", "run", "--sanitizer", "none", "-O", target.rust, str(corpus), "--",
                                f"-runs={runs}", f"-max_len={max_len}", f"-timeout={int(HANG_S * 5)}",
-                               "-print_final_stats=1", f"-artifact_prefix={artifacts.resolve()}/{target.rust}-"],
+                               "-print_final_stats=1", f"-artifact_prefix={artifacts.resolve()}/{target.rust}-",
+                               *([f"-max_total_time={int(seconds)}"] if seconds else [])],
                               cwd=RUST_FUZZ.parent, env=env, stdout=fh, stderr=subprocess.STDOUT, check=False)
     took = time.monotonic() - started
     text = log.read_text(errors="replace")
@@ -323,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-len", type=int, default=1 << 16, help="longest input (atheris)")
     parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts") / "native")
     parser.add_argument("--json", type=Path, help="write the figures (execs, rate, findings per entry point)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="random and cargo engines: at most this long per target")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     core = _core()
@@ -343,11 +488,11 @@ def main(argv: list[str] | None = None) -> int:
             if rust is None or rust in done_rust:  # one run per cargo-fuzz target (walk covers two entry points)
                 continue
             done_rust.add(rust)
-            fig = run_cargo_process(name, args.runs, args.artifacts, args.max_len)
+            fig = run_cargo_process(name, args.runs, args.artifacts, args.max_len, args.seconds)
         elif args.engine == "atheris":
             fig = run_atheris_process(name, args.runs, args.artifacts, args.max_len)
         else:
-            fig = run_random(name, args.runs, args.seed, args.artifacts)
+            fig = run_random(name, args.runs, args.seed, args.artifacts, args.seconds)
         print(f"{name}: {fig['execs']} inputs in {fig['seconds']:.0f} s ({fig['execs_per_s']:.0f}/s), "
               f"{fig['findings']} finding(s)", flush=True)
         figures.append(fig)

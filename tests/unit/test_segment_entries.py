@@ -96,4 +96,10 @@ def test_a_segment_costs_a_few_bytes_a_batch(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert len(part.segments[0].entries) == batches
-    assert held / batches < 32, f"{held / batches:.0f} bytes held per batch"
+    # With the native core a clean segment's entries may also keep its raw 61-byte headers, from one budget for
+    # the whole process (reading.entry_columns.HEADERS_BUDGET): bounded whatever the input, so not counted here.
+    from kafkatool.reading.entry_columns import HEADERS_BUDGET, _Budget
+
+    assert 0 <= _Budget.used <= HEADERS_BUDGET
+    per_batch = (held - _Budget.used) / batches
+    assert per_batch < 32, f"{per_batch:.0f} bytes held per batch besides the header budget"

@@ -14,6 +14,8 @@
 //!   big-endian length-prefixed raw blocks, a repeated header skipped; no header: one raw block.
 //! - lz4 (`Lz4Compression`, Kafka's `Lz4BlockInputStream`): the frame descriptor checks, the header checksum
 //!   ignored for magic 0 (KAFKA-3160), block checksums when flagged, the content checksum read, not verified.
+//!   Blocks are decoded by lz4_flex where their layout meets liblz4's end-of-block rules (`lz4_liblz4_accepts`;
+//!   the Python path decodes with liblz4), else handed back.
 //! - zstd (`ZstdCompression`, zstd-jni's `ZstdInputStream`): one or more frames, skippable frames allowed. Only
 //!   frames with a content checksum are decoded here (ruzstd accepts some corrupt blocks libzstd refuses, and
 //!   without a checksum the difference cannot be seen); Kafka's producers write none, so zstd batches mostly
@@ -46,9 +48,13 @@ const LZ4_FLG_CONTENT_SIZE: u8 = 0x08;
 const LZ4_FLG_CONTENT_CHECKSUM: u8 = 0x04;
 const LZ4_FLG_RESERVED: u8 = 0x03;
 const LZ4_BD_RESERVED: u8 = 0x8F;
-/// liblz4's end-of-block parsing restriction (`MFLIMIT`): a block whose output comes this close to the
-/// 4 MiB/1 MiB/256 KiB/64 KiB capacity is handed back, so that liblz4's capacity rules decide it.
+/// liblz4's end-of-block parsing restrictions (`LZ4_decompress_generic`, safe mode): a literal run ending within
+/// `MFLIMIT` bytes of the output capacity, or within 8 bytes of the input end, must be the last sequence; a match
+/// must end at least `LASTLITERALS` bytes before the capacity; a literal-length extension must start before
+/// `RUN_MASK` bytes from the input end.
 const LZ4_MFLIMIT: usize = 12;
+const LZ4_LASTLITERALS: usize = 5;
+const LZ4_RUN_MASK: usize = 15;
 
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 const ZSTD_SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
@@ -227,6 +233,57 @@ fn xxh32(data: &[u8]) -> u32 {
     twox_hash::XxHash32::oneshot(0, data)
 }
 
+/// Whether liblz4's safe decoder (cramjam's `decompress_block_into`, the Python path) accepts `block` with an
+/// output capacity of `capacity`, checked conservatively on the sequence layout: every rule of the module notes
+/// of `LZ4_MFLIMIT`, each at least as strict as liblz4's (a block lz4_flex decoded but this refuses is handed
+/// back). Blocks written by LZ4 compressors (last 5 bytes literals, last match 12 bytes before the end) pass.
+fn lz4_liblz4_accepts(block: &[u8], capacity: usize) -> bool {
+    let iend = block.len();
+    let (mut ip, mut op) = (0usize, 0usize);
+    loop {
+        let Some(&token) = block.get(ip) else { return false };
+        ip += 1;
+        let mut length = (token >> 4) as usize;
+        if length == LZ4_RUN_MASK {
+            loop {
+                if ip + LZ4_RUN_MASK >= iend {
+                    return false;
+                }
+                let s = block[ip] as usize;
+                ip += 1;
+                length += s;
+                if s != 255 {
+                    break;
+                }
+            }
+        }
+        let lit_end = ip + length;
+        op += length;
+        if op > capacity.saturating_sub(LZ4_MFLIMIT) || lit_end + 2 + 1 + LZ4_LASTLITERALS > iend {
+            return lit_end == iend && op <= capacity; // must be the last sequence
+        }
+        ip = lit_end + 2; // the offset (checked by lz4_flex: within the output, not 0)
+        let mut mlen = (token & 0x0F) as usize;
+        if mlen == 0x0F {
+            loop {
+                if ip + LZ4_LASTLITERALS + 1 >= iend {
+                    return false;
+                }
+                let s = block[ip] as usize;
+                ip += 1;
+                mlen += s;
+                if s != 255 {
+                    break;
+                }
+            }
+        }
+        op += mlen + 4;
+        if op + LZ4_LASTLITERALS > capacity {
+            return false;
+        }
+    }
+}
+
 fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
     if raw.len() < 6 || u32le(raw, 0)? != LZ4_MAGIC {
         return None;
@@ -285,7 +342,7 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
             out.resize(at + max_block, 0);
             let n = lz4_flex::block::decompress_into(block, &mut out[at..]).ok()?;
             out.truncate(at + n);
-            if n > max_block - LZ4_MFLIMIT || out.len() > max_output {
+            if !lz4_liblz4_accepts(block, max_block) || out.len() > max_output {
                 return None;
             }
         }
@@ -471,6 +528,17 @@ mod tests {
         assert_eq!(decompress(GZIP, &two, 2, 1 << 20).map(|v| v.len()), Some(200_000));
         assert_eq!(decompress(GZIP, &gz[..gz.len() - 3], 2, 1 << 20), None);
         let _ = read_all(&gz[..]);
+    }
+
+    #[test]
+    fn lz4_layout_rules() {
+        let data: Vec<u8> = (0..65_536u32).map(|i| (i % 97) as u8).collect();
+        let block = lz4_flex::block::compress(&data);
+        assert!(lz4_liblz4_accepts(&block, 65_536)); // a full 64 KiB block, as Kafka's producers write them
+        assert!(!lz4_liblz4_accepts(&block, 65_000)); // past the capacity
+        // literals "abcd", a match of 4 at offset 4, then no final literals: liblz4 refuses (last 5 bytes)
+        assert!(!lz4_liblz4_accepts(&[0x40, b'a', b'b', b'c', b'd', 4, 0, 0x00], 1 << 16));
+        assert!(lz4_liblz4_accepts(&[0x50, b'a', b'b', b'c', b'd', b'e'], 1 << 16));
     }
 
     #[test]
