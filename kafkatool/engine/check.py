@@ -16,7 +16,14 @@ from itertools import pairwise
 from typing import Any
 
 from kafkatool.engine.swaps import SwapPlan, log_after_swaps
-from kafkatool.engine.verify import LogChecker, check_offset_index, check_time_index, tiered_findings
+from kafkatool.engine.verify import (
+    LogChecker,
+    abort_marker_candidates,
+    batch_leader_epochs,
+    check_offset_index,
+    check_time_index,
+    tiered_findings,
+)
 from kafkatool.model import (
     ControlType,
     Defect,
@@ -263,8 +270,7 @@ def _check_segments(part: PartitionData, recovery_point: int | None, unclean: bo
         for defect in seg.defects:
             out.append(_explain_read_defect(defect, seg, seg is last, where, recovery_point))
         checker = LogChecker(seg.log_file, seg.base_offset)
-        for e in seg.entries:
-            checker.feed(e)
+        checker.feed_all(seg.entries)
         out += checker.defects
         if previous is not None and previous.entries and seg.entries and \
                 seg.entries[0].base_offset < previous.next_offset:
@@ -344,8 +350,8 @@ def _index_findings(seg: SegmentData) -> list[Defect]:
 def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
     """(producer id, marker offset) -> batch of every ABORT marker in the segment."""
     found = {}
-    for e in seg.entries:
-        if isinstance(e, RecordBatch) and e.is_control and e.records:
+    for e in abort_marker_candidates(seg.entries):
+        if e.records:
             ctrl = e.records[0].control
             if ctrl is not None and ctrl.type == ControlType.ABORT.value:
                 found[(e.producer_id, e.base_offset)] = e
@@ -454,9 +460,7 @@ def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
     def batch_epochs() -> Iterator[tuple[int, int]]:
         """(base offset, leader epoch) of every batch that carries one, streamed from the segments."""
         for s in part.segments:
-            for e in s.entries:
-                if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0:
-                    yield e.base_offset, e.partition_leader_epoch
+            yield from batch_leader_epochs(s.entries)
 
     if epochs is None:
         if not any(d.file == name for d in part.defects) and next(batch_epochs(), None) is not None:
