@@ -143,14 +143,15 @@ def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch, max_outpu
             _TIMESTAMP_LABEL[(attrs & rb.TIMESTAMP_TYPE_FLAG) != 0],
             e.base_timestamp, e.max_timestamp, e.records_count,
         )
-    if e.compression.label != "none" and e.records is None:
+    codec = KNOWN_CODEC_BY_BITS[e.attributes & legacy.CODEC_MASK]  # None for an id Kafka does not know, as above
+    if codec != "none" and e.records is None:
         try:
             # Kafka's baseOffset of a legacy wrapper is its first inner offset
             e.records = legacy.inner_records(e, max_output=max_output)
         except DecodeError:
             e.records = None
     return (
-        e.position, e.base_offset, e.last_offset, e.size_in_bytes, e.magic, e.compression.label, e.crc,
+        e.position, e.base_offset, e.last_offset, e.size_in_bytes, e.magic, codec, e.crc,
         e.crc_valid, None, None, None, None, None, False, False, None, e.timestamp_type.label, e.timestamp,
         e.max_timestamp, None,
     )

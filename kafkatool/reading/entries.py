@@ -40,7 +40,7 @@ def complete_entry(item: LogEntry, buf: bytes | memoryview, *, deep: bool = Fals
             item.records = rb.decode_records(item, rb.records_payload(buf, item),
                                              max_output=resolve(limits).max_decompressed_bytes)
         elif isinstance(item, LegacyBatch) and item.records is None and (
-                deep or item.compression is not Compression.NONE):
+                deep or item.attributes & legacy.CODEC_MASK != Compression.NONE.value):  # unknown ids: a defect
             item.records = legacy.inner_records(item, max_output=resolve(limits).max_decompressed_bytes)
     except DecodeError as err:
         return err

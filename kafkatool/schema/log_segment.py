@@ -307,7 +307,7 @@ def _read_legacy(buf: bytes | memoryview, pos: int, deep: bool,
             entry.records = legacy.inner_records(entry, max_output=max_output)
         except DecodeError as err:
             return entry, err
-    elif entry.compression is not Compression.NONE:
+    elif entry.attributes & legacy.CODEC_MASK != Compression.NONE.value:  # an unknown codec id is decoded below
         # Kafka's baseOffset() of a wrapper is its first inner offset: a shallow read needs the inner messages too
         # (their damage is the deep read's to report).
         try:
