@@ -74,6 +74,8 @@ KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
 ZSTD_ID = Compression.ZSTD.value
+# Codecs the native codecs hand back (zstd without a content checksum, lz4): Python decompresses, Rust writes.
+_INFLATED_BY_PYTHON = (ZSTD_ID, Compression.LZ4.value)
 
 _CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (CODEC_BITS, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
                                                   rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
@@ -800,11 +802,12 @@ class _NativeDeep:
 
 
     def _inflated(self, batch: FileBatch, last: int) -> tuple[str, int, int, list[tuple[int, int]]]:
-        """A zstd batch the native codecs hand back (no content checksum): decompressed by the Python path
-        (libzstd), its lines written natively; ``stop`` is the batch's position when it is handed back."""
+        """A zstd or lz4 batch the native codecs hand back: decompressed by the Python path (libzstd, liblz4),
+        its lines written natively; ``stop`` is the batch's position when it is handed back."""
         nothing: tuple[str, int, int, list[tuple[int, int]]] = ("", batch.position, last, [])
         header = batch.peek_header()
-        if header is None or header.attributes & _CODEC != ZSTD_ID or header.is_control or header.records_count <= 0:
+        if header is None or header.attributes & _CODEC not in _INFLATED_BY_PYTHON or header.is_control or \
+                header.records_count <= 0:
             return nothing
         max_output = self.records.max_output
         inflated = rb.inflated_payload(self.records.buf, header, max_output)
