@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from kafkatool.engine.producer_state import CheckedProducerState, batch_columns, replay_columns
 from kafkatool.model import ControlRecord, ControlType, ProducerSnapshotEntry, Record, RecordBatch
 from kafkatool.schema import native
-from kafkatool.storage.producer_state import ProducerStateManager
+from kafkatool.storage.producer_state import InvalidTxnState, ProducerStateManager
 from kafkatool.storage.transaction_version import TransactionVersion
 from tests.conftest import SHARED
 
@@ -100,15 +100,22 @@ def _both(batches: list[RecordBatch], kind: str, cuts: list[int], monkeypatch: p
     if snapshot is not None:
         ref.load_snapshot(snapshot, 0)
         nat.load_snapshot(snapshot, 0)
+    refused: list[tuple[int, int] | None] = [None, None]  # a plain manager's InvalidTxnState: where, both paths
     with monkeypatch.context() as m:
         m.setenv("KAFKATOOL_NATIVE", "0")
-        for b in batches:
-            ref.append(b)
+        try:
+            for b in batches:
+                ref.append(b)
+        except InvalidTxnState as err:
+            refused[0] = (err.producer_id, err.offset)
     cols = batch_columns(batches)
     bounds = [0, *sorted(c % (len(batches) + 1) for c in cuts), len(batches)]
-    for lo, hi in itertools.pairwise(bounds):
-        replay_columns(nat, cols, lo, hi)
-    return _state(ref), _state(nat)
+    try:
+        for lo, hi in itertools.pairwise(bounds):
+            replay_columns(nat, cols, lo, hi)
+    except InvalidTxnState as err:
+        refused[1] = (err.producer_id, err.offset)
+    return {**_state(ref), "refused": refused[0]}, {**_state(nat), "refused": refused[1]}
 
 
 SNAPSHOT = [ProducerSnapshotEntry(2, 0, 4, 10, 2, 500, 1, -1), ProducerSnapshotEntry(3, 1, 9, 12, 0, 600, 0, 7)]

@@ -105,7 +105,7 @@ class CheckedProducerState(StorageProducerStateManager):
 
     def __init__(self, start_offset: int = 0, *, client_checks: bool = True, keep_committed: bool = True,
                  transaction_version: TransactionVersion | None = None) -> None:
-        super().__init__(start_offset, keep_committed=keep_committed)
+        super().__init__(start_offset, keep_committed=keep_committed, refuse_invalid_txn=False)
         self.client_checks = client_checks
         self.transaction_version = transaction_version
         self.evidence = EpochBumpEvidence()
@@ -247,7 +247,8 @@ class CheckedProducerState(StorageProducerStateManager):
         if f & NON_TRANSACTIONAL_IN_TXN:
             self._anomaly("non-transactional-in-txn", offset, position, pid, f"producer {pid} wrote a "
                           f"non-transactional batch inside its open transaction (started at {v.prev_txn_first}): "
-                          "InvalidTxnState for a client", "error")
+                          "InvalidTxnStateException for every origin: Kafka refuses to load this log (the load "
+                          "stops here and the broker halts at startup)", "error")
         if f & MARKER_STALE_EPOCH:
             self._anomaly("marker-stale-epoch", offset, position, pid, f"{marker} marker for producer {pid} with "
                           f"epoch {epoch} after epoch {v.prev_epoch}", "warning")
@@ -383,7 +384,7 @@ def _state(manager: StorageProducerStateManager) -> dict[str, Any]:
         "map_end_offset": manager.map_end_offset, "last_timestamp": manager.last_timestamp,
         "checks": checked is not None, "client_checks": checked is not None and checked.client_checks,
         "tv2_allowed": checked is not None and (tv is None or tv.supports_epoch_bump),
-        "keep_committed": manager.keep_committed,
+        "keep_committed": manager.keep_committed, "refuse_invalid_txn": manager.refuse_invalid_txn,
         "p_producer_id": _i64(e.producer_id for e in entries), "p_epoch": _i64(e.producer_epoch for e in entries),
         "p_coordinator_epoch": _i64(e.coordinator_epoch for e in entries),
         "p_last_timestamp": _i64(e.last_timestamp for e in entries),

@@ -42,7 +42,7 @@ from kafkatool.schema.filenames import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
-from kafkatool.storage.producer_state import ProducerStateEntry
+from kafkatool.storage.producer_state import InvalidTxnState, ProducerStateEntry
 from kafkatool.storage.tiered import DELETE_SEGMENT_STARTED, RemoteLog, local_start_view, outside_lineage
 
 __all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "DEFAULT_PRODUCER_ID_EXPIRATION_MS", "METADATA_PARTITION",
@@ -244,6 +244,16 @@ def simulate_partition(data: LogDirData, part: PartitionData, swaps: dict[int, S
         res.outcome = "failed"
         res.steps.append(Step("fail", f"batch offset {err.offset} is outside segment {seg.base}'s range (the file "
                                       f"name does not match its content): {res.error}", seg.file, seg.base))
+        return res
+    except InvalidTxnState as err:
+        res.outcome = "failed"
+        res.error = err.kafka_message(f"{tp.topic}-{tp.partition}" if tp else part.directory)
+        files = [(s.base, s.file) for s in loader.segments] + [(s.base_offset, s.log_file) for s in part.segments]
+        seg = max((f for f in files if f[0] <= err.offset), key=lambda f: f[0], default=None)
+        res.steps.append(Step("fail", f"producer {err.producer_id} wrote a non-transactional batch at offset "
+                                      f"{err.offset} inside its open transaction: rebuilding the producer state "
+                                      f"throws {res.error}; LogManager fails ('Error starting LogManager') and the "
+                                      "broker halts", seg[1] if seg else None, err.offset))
         return res
     finally:
         res.recovery_bytes_read = loader.bytes_read

@@ -78,7 +78,7 @@ def rebuilt_indexes(entries: Sequence[LogEntry], interval: int) -> tuple[list[Of
 def aborted_by_segment(part_entries: Iterable[LogEntry]) -> list[AbortedTxn]:
     """Every aborted transaction of the (recovered) log with the LSO Kafka records for it, in marker order (the
     order ``LogSegment.updateTxnIndex`` appends them)."""
-    manager = ProducerStateManager(keep_committed=False)
+    manager = ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)  # the load decided that
     for e in part_entries:
         if isinstance(e, RecordBatch):
             manager.append(e)

@@ -29,7 +29,10 @@ def _partition(console: Console, p: Row) -> None:
         console.print(Text(f"  {i:>2}. ", style="dim"), Text(s["detail"], style=STEP_STYLE.get(s["action"], "")))
     if p["outcome"] == "failed":
         console.print(Text(f"  Kafka fails to load this partition: {p['error']}", style="bold red"))
-        console.print(Text("  The broker marks the log dir offline; nothing below would happen.", style="red"))
+        halts = str(p["error"]).startswith("org.apache.kafka.common.errors.InvalidTxnStateException")
+        console.print(Text("  The broker halts at startup (Error starting LogManager); nothing below would happen."
+                           if halts else "  The broker marks the log dir offline; nothing below would happen.",
+                           style="red"))
         return
     console.print(Text(
         f"  after load: log start {p['log_start_offset']}, log end {p['log_end_offset']}, recovery point "

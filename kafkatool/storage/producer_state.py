@@ -15,7 +15,8 @@ Models storage's ``org.apache.kafka.storage.internals.log`` classes:
   ``InvalidTxnStateException`` of ``appendDataBatch``), :func:`check_coordinator_epoch`
   (``checkCoordinatorEpoch`` of ``appendEndTxnMarker``), and :func:`check_data_append` (all of a data batch's, in
   Kafka's order). Callers decide what a verdict means: the fixture writer refuses the append (client origin),
-  the replay engine reports an anomaly (the log's origin is replication/recovery, where Kafka only logs).
+  the replay engine reports an anomaly (the log's origin is replication/recovery, where Kafka only logs, except
+  for the transactional check, which throws for every origin: :class:`InvalidTxnState`, raised by the manager).
 - :class:`ProducerStateManager` -- ``ProducerStateManager`` with ``ProducerAppendInfo``'s state changes of
   replication/recovery origin (what ``LogSegment.recover`` and ``UnifiedLog.rebuildProducerState`` apply):
   producers in a ``java.util.HashMap`` (snapshot order via :class:`~kafkatool.storage.java_hash.LongHashMapOrder`),
@@ -173,7 +174,8 @@ class ProducerStateEntry:
 
 class AppendCheck(Enum):
     """A check of ``ProducerAppendInfo`` that an append fails. Kafka throws :attr:`exception` to a client; for
-    replication/recovery origin it logs the epoch and coordinator checks and skips the others."""
+    replication/recovery origin it logs the epoch and coordinator checks and skips the sequence checks, but
+    :attr:`NON_TRANSACTIONAL_IN_TXN` throws for every origin (:class:`InvalidTxnState`)."""
 
     FENCED_EPOCH = "fenced-epoch"  # checkProducerEpoch: epoch below the producer's
     NEW_EPOCH_NOT_AT_ZERO = "new-epoch-not-at-zero"  # checkSequence: a new epoch must start at sequence 0
@@ -239,6 +241,24 @@ def check_transactional(entry: ProducerStateEntry, transactional: bool) -> Appen
     return None
 
 
+class InvalidTxnState(Exception):
+    """``InvalidTxnStateException`` thrown by ``appendDataBatch`` whatever the append's origin: a producer's
+    non-transactional batch while its transaction is open. During a load (``LogSegment.recover``,
+    ``UnifiedLog.rebuildProducerState``, both origin REPLICATION) it stops the load: ``LogManager`` reports
+    "Error starting LogManager" and the broker halts (Kafka 3.9.2 and 4.4.0 alike, checked on a real broker)."""
+
+    def __init__(self, producer_id: int, offset: int) -> None:
+        self.producer_id = producer_id
+        self.offset = offset
+        super().__init__(f"Expected transactional write from producer {producer_id} at offset {offset}")
+
+    def kafka_message(self, partition: str) -> str:
+        """Kafka's exception line: the offset metadata of a load's append carries no segment (``[-1:-1]``)."""
+        return (f"org.apache.kafka.common.errors.InvalidTxnStateException: Expected transactional write from "
+                f"producer {self.producer_id} at offset (offset={self.offset}, segment=[-1:-1]) in partition "
+                f"{partition}")
+
+
 def check_coordinator_epoch(entry: ProducerStateEntry, coordinator_epoch: int) -> AppendCheck | None:
     """``checkCoordinatorEpoch``: a marker from an older transaction coordinator is fenced."""
     return AppendCheck.COORDINATOR_FENCED if entry.coordinator_epoch > coordinator_epoch else None
@@ -275,7 +295,8 @@ class Transaction:
 
 
 class ProducerStateManager:
-    """Kafka's ``ProducerStateManager`` over appends of replication/recovery origin (nothing is rejected).
+    """Kafka's ``ProducerStateManager`` over appends of replication/recovery origin (nothing is rejected but a
+    non-transactional batch inside an open transaction, :class:`InvalidTxnState`, as Kafka does for any origin).
 
     Holds per-producer state (five cached batches each) in Java ``HashMap`` order, the open transactions, the
     map end offset and the offset of the last snapshot taken; ``transactions`` lists the transactions seen
@@ -283,7 +304,9 @@ class ProducerStateManager:
     indexes).
     """
 
-    def __init__(self, start_offset: int = 0, *, keep_committed: bool = True) -> None:
+    def __init__(self, start_offset: int = 0, *, keep_committed: bool = True,
+                 refuse_invalid_txn: bool = True) -> None:
+        self.refuse_invalid_txn = refuse_invalid_txn
         self.producers: dict[int, ProducerStateEntry] = {}
         self.order = LongHashMapOrder()
         self.ongoing: dict[int, Transaction] = {}  # first offset -> transaction
@@ -346,8 +369,12 @@ class ProducerStateManager:
     def append_data(self, producer_id: int, epoch: int, last_seq: int, first_offset: int, last_offset: int,
                     timestamp: int, transactional: bool) -> Transaction | None:
         """``appendDataBatch``'s state change: cache the batch; a transactional batch with no open transaction
-        starts one (returned)."""
+        starts one (returned). A non-transactional batch inside the producer's open transaction raises
+        :class:`InvalidTxnState` before any change (Kafka throws for every origin), unless the manager was made
+        with ``refuse_invalid_txn=False`` (a forensic replay that reports it and carries on)."""
         entry = self.entry(producer_id)
+        if self.refuse_invalid_txn and check_transactional(entry, transactional):
+            raise InvalidTxnState(producer_id, first_offset)
         entry.add_batch(epoch, last_seq, last_offset, last_offset - first_offset, timestamp)
         if entry.current_txn_first_offset is None and transactional:
             entry.current_txn_first_offset = first_offset

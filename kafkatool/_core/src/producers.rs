@@ -246,6 +246,9 @@ pub struct Replay {
     pub client_checks: bool,
     pub tv2_allowed: bool,
     pub keep_committed: bool,
+    /// `appendDataBatch`'s `InvalidTxnStateException` (every origin): a non-transactional batch inside its
+    /// producer's open transaction stops the replay before it (the Python path raises there).
+    pub refuse_invalid_txn: bool,
 }
 
 impl Replay {
@@ -376,7 +379,13 @@ impl Replay {
         Some(commit)
     }
 
-    /// Check then apply one batch; `None` (nothing changed) when an offset leaves the 64-bit range.
+    /// Whether the producer has an open transaction.
+    fn in_txn(&self, pid: i64) -> bool {
+        self.at.get(&pid).is_some_and(|&i| self.entries[i].txn_first.is_some())
+    }
+
+    /// Check then apply one batch; `None` (nothing changed) when an offset leaves the 64-bit range or the
+    /// batch is refused (`refuse_invalid_txn`).
     pub fn append(&mut self, b: &Batch) -> Option<Verdict> {
         let last_offset = b.base_offset.checked_add(b.last_offset_delta)?;
         let map_end = last_offset.checked_add(1)?;
@@ -390,6 +399,9 @@ impl Replay {
             increment_sequence(b.base_sequence, b.last_offset_delta)
         };
         b.base_offset.checked_add(1)?; // a marker's last stable offset may be its offset + 1
+        if self.refuse_invalid_txn && pid >= 0 && !control && !transactional && self.in_txn(pid) {
+            return None; // InvalidTxnStateException: the Python path raises it
+        }
         if self.checks && pid >= 0 {
             if let Some(&i) = self.at.get(&pid) {
                 let e = &self.entries[i];
@@ -527,6 +539,7 @@ fn load_state(state: &Bound<'_, PyDict>) -> PyResult<Option<Replay>> {
         client_checks: flag(state, "client_checks")?,
         tv2_allowed: flag(state, "tv2_allowed")?,
         keep_committed: flag(state, "keep_committed")?,
+        refuse_invalid_txn: flag(state, "refuse_invalid_txn")?,
         ..Replay::default()
     };
     let pid: Vec<i64> = col(state, "p_producer_id")?;
@@ -685,7 +698,7 @@ fn export<'py>(py: Python<'py>, r: &Replay, verdicts: &[Verdict], applied: usize
 /// Replay batch columns over a producer state (both dicts of NumPy columns and scalars; see
 /// `kafkatool/engine/producer_state.py`, which builds and reads them). Returns the state after the batches,
 /// the per-batch verdict columns and `applied`, the batches applied (fewer than given when an offset leaves
-/// the 64-bit range: the rest is the Python path's).
+/// the 64-bit range or a batch is refused, `refuse_invalid_txn`: the rest is the Python path's).
 #[pyfunction]
 fn replay_producers<'py>(
     py: Python<'py>,
@@ -886,6 +899,19 @@ mod tests {
         let v = r.append(&marker(4, 2, 1, true, 2)).unwrap();
         assert_eq!(v.flags, COORDINATOR_EPOCH_REGRESSION | MARKER_WITHOUT_TRANSACTION);
         assert_eq!(r.map_end_offset, 5);
+    }
+
+    #[test]
+    fn a_plain_batch_in_an_open_transaction_is_refused_or_flagged() {
+        let mut r = Replay { refuse_invalid_txn: true, keep_committed: true, ..Replay::default() };
+        assert!(r.append(&data(0, 0, 1, 0, 0, true)).is_some());
+        assert!(r.append(&data(1, 0, 2, 0, 0, false)).is_some()); // another producer: no transaction of its own
+        assert!(r.append(&data(2, 0, 1, 0, 1, false)).is_none()); // refused: nothing changed
+        assert_eq!(r.map_end_offset, 2);
+        let mut c = replay(); // the forensic replay flags it and carries on
+        c.append(&data(0, 0, 1, 0, 0, true));
+        assert_eq!(c.append(&data(1, 0, 1, 0, 1, false)).unwrap().flags, NON_TRANSACTIONAL_IN_TXN);
+        assert_eq!(c.map_end_offset, 2);
     }
 
     fn framed(position: i64, size: i64, last_offset: i64) -> Framed {
