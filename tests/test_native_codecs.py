@@ -8,11 +8,10 @@ and on truncated and mutated ones.
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -23,25 +22,12 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import Compression
 from kafkatool.schema import codecs, native
 from tests.conftest import REPO, SHARED
+from tests.fuzz.native import python_path
 
 pytestmark = pytest.mark.skipif(native.core() is None, reason=f"native core unusable: {native.why_not()}")
 
 CODECS = [Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]
 Payload = tuple[Compression, bytes, int]
-
-
-@contextmanager
-def python_path() -> Iterator[None]:
-    """Run the block with the native core switched off (the reference path)."""
-    before = os.environ.get("KAFKATOOL_NATIVE")
-    os.environ["KAFKATOOL_NATIVE"] = "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["KAFKATOOL_NATIVE"]
-        else:
-            os.environ["KAFKATOOL_NATIVE"] = before
 
 
 def outcome(fn: Callable[[], bytes]) -> tuple:

@@ -18,7 +18,7 @@ from kafkatool.render import kafka_text
 from kafkatool.schema import native
 from tests.conftest import SHARED
 from tests.test_columns import clean_segment, damaged
-from tests.test_native_walk import all_logs
+from tests.test_native_walk import all_logs, mutated
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -89,15 +89,8 @@ def test_generated_damage_as_the_python_path(seed: int, tmp_path: Path, monkeypa
 def test_hypothesis_mutations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batches: int, records: int,
                               value: int, flips: list[tuple[int, int]], cut: int, zeros: bool,
                               max_bytes: int | None) -> None:
-    buf = bytearray(clean_segment(batches, records, value))
-    for at, byte in flips:
-        buf[at % len(buf)] = byte
-    if zeros:
-        buf += bytes(cut)
-    else:
-        del buf[len(buf) - cut % len(buf):]
     path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(bytes(buf))
+    path.write_bytes(mutated(clean_segment(batches, records, value), flips, cut, zeros))
     assert_same(path, monkeypatch, max_bytes)
 
 

@@ -87,16 +87,22 @@ def test_generated_damage_as_the_python_path(seed: int, tmp_path: Path, monkeypa
        cut=st.integers(0, 3000), zeros=st.booleans())
 def test_hypothesis_mutations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batches: int, records: int,
                               value: int, flips: list[tuple[int, int]], cut: int, zeros: bool) -> None:
-    buf = bytearray(clean_segment(batches, records, value))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(mutated(clean_segment(batches, records, value), flips, cut, zeros))
+    assert_same(path, monkeypatch)
+
+
+def mutated(segment: bytes, flips: list[tuple[int, int]], cut: int, zeros: bool) -> bytes:
+    """``segment`` with bytes overwritten (position modulo its size), then ``cut`` zero bytes added or its tail
+    of ``cut`` (modulo its size) bytes removed."""
+    buf = bytearray(segment)
     for at, byte in flips:
         buf[at % len(buf)] = byte
     if zeros:
         buf += bytes(cut)
     else:
         del buf[len(buf) - cut % len(buf):]
-    path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(bytes(buf))
-    assert_same(path, monkeypatch)
+    return bytes(buf)
 
 
 def test_path_entry_equals_bytes_entry(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def crc_slices(m: Mapped, positions: list[int], lengths: list[int]) -> int:
 
 
 def ours_columns(m: Mapped, verify: bool, threads: int | None = None) -> int:
-    cols = columns.scan_buffer(m.mm, m.path, verify_crc=verify, threads=threads)
+    cols = columns.scan_buffer(m.mm, m.path, verify_crc=verify, threads=threads, path=m.path)
     assert not cols.defects, cols.defects[:3]
     return len(cols)
 
