@@ -32,14 +32,8 @@ DECODERS: dict[str, tuple[str, tuple[int, int]]] = {
     "group-coordinator": ("--offsets-decoder", (3, 9)),
 }
 
-#: (case, release line) pairs kafkatool does not reproduce, and why (checked to still differ).
-NOT_REPRODUCED: dict[tuple[str, str], str] = {
-    ("group-records-4x", "3.9"): "3.9's offsets decoder knows neither the 4.1+ layouts nor the streams records",
-    ("group-records-4x", "4.0"): "4.0's offsets decoder reads the 4.0 layouts (ShareGroupMetadataValue without "
-                                 "MetadataHash, no streams records); kafkatool declares the 4.1+ ones",
-    ("group-records-4x", "4.4"): "kafka_message writes an absent nullable tagged struct (ConsumerGroupMemberMetadata"
-                                 "Value's classicMemberMetadata) as null; Kafka's converter leaves it out",
-}
+#: (case, release line) pairs kafkatool does not reproduce, and why (checked to still differ); none since issue 22.
+NOT_REPRODUCED: dict[tuple[str, str], str] = {}
 
 
 def line(version: str) -> str:
