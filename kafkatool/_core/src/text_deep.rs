@@ -18,21 +18,27 @@ use crate::codecs;
 use crate::defect::guard;
 use crate::records;
 
-const HEADER_UP_TO_MAGIC: usize = 17;
-const LOG_OVERHEAD: usize = 12;
-const RECORD_OVERHEAD_V0: i64 = 14;
-const BATCH_HEADER: usize = 61;
+use crate::layout::{
+    self, LOG_OVERHEAD, MAGIC_OFFSET, V2_BASE_OFFSET_OFFSET, V2_BASE_SEQUENCE_OFFSET, V2_BASE_TIMESTAMP_OFFSET,
+    V2_BATCH_LENGTH_OFFSET, V2_CRC_COVERED_FROM, V2_CRC_OFFSET, V2_HEADER_SIZE as BATCH_HEADER,
+    V2_LAST_OFFSET_DELTA_OFFSET, V2_MAX_TIMESTAMP_OFFSET, V2_PARTITION_LEADER_EPOCH_OFFSET, V2_PRODUCER_EPOCH_OFFSET,
+    V2_PRODUCER_ID_OFFSET, V2_RECORDS_COUNT_OFFSET,
+};
+
+// The layout, from the generated constants (kafkatool/schema/native_layout.py), in the types this module uses.
+const HEADER_UP_TO_MAGIC: usize = MAGIC_OFFSET + 1;
+const RECORD_OVERHEAD_V0: i64 = layout::LEGACY_RECORD_OVERHEAD_V0 as i64;
+const MAX_SEQUENCE: i64 = layout::MAX_SEQUENCE as i64;
+const NO_SEQUENCE: i64 = layout::NO_SEQUENCE as i64;
+const CONTROL_KEY_SIZE: i64 = layout::CONTROL_KEY_SIZE as i64;
+const END_TXN_VALUE_SIZE: i64 = layout::END_TXN_MARKER_SIZE as i64;
+const LOG_APPEND_TIME: i16 = layout::V2_TIMESTAMP_TYPE_FLAG;
+const TRANSACTIONAL: i16 = layout::V2_TRANSACTIONAL_FLAG;
+const CONTROL: i16 = layout::V2_CONTROL_FLAG;
+const DELETE_HORIZON: i16 = layout::V2_DELETE_HORIZON_FLAG;
 const MIN_RECORD_SIZE: usize = 7;
 const RECORD_COST: usize = 256;
-const MAX_SEQUENCE: i64 = i32::MAX as i64;
-const NO_SEQUENCE: i64 = -1;
-const CONTROL_KEY_SIZE: i64 = 4;
-const END_TXN_VALUE_SIZE: i64 = 6;
 const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
-const LOG_APPEND_TIME: i16 = 0x08;
-const TRANSACTIONAL: i16 = 0x10;
-const CONTROL: i16 = 0x20;
-const DELETE_HORIZON: i16 = 0x40;
 
 /// What one call produced: the text, where it stopped (the first batch not written, or where the framing
 /// ends), the last record offset seen, and the non-consecutive offset pairs in order.
@@ -124,23 +130,23 @@ fn batch_lines(b: &[u8], pos: u64, size: usize, opts: Options, given: Option<&[u
     let mut last_seen = deep.last_offset;
     let last = &mut last_seen;
     let mut gaps: Vec<(i64, i64)> = Vec::new();
-    let base_offset = be_i64(b, 0);
-    let leader_epoch = be_i32(b, 12);
-    let crc = be_u32(b, 17);
-    let attrs = be_i16(b, 21);
-    let last_delta = be_i32(b, 23) as i64;
-    let base_ts = be_i64(b, 27);
-    let max_ts = be_i64(b, 35);
-    let producer_id = be_i64(b, 43);
-    let producer_epoch = be_i16(b, 51);
-    let base_seq = be_i32(b, 53) as i64;
-    let count = be_i32(b, 57) as i64;
+    let base_offset = be_i64(b, V2_BASE_OFFSET_OFFSET);
+    let leader_epoch = be_i32(b, V2_PARTITION_LEADER_EPOCH_OFFSET);
+    let crc = be_u32(b, V2_CRC_OFFSET);
+    let attrs = be_i16(b, layout::V2_ATTRIBUTES_OFFSET);
+    let last_delta = be_i32(b, V2_LAST_OFFSET_DELTA_OFFSET) as i64;
+    let base_ts = be_i64(b, V2_BASE_TIMESTAMP_OFFSET);
+    let max_ts = be_i64(b, V2_MAX_TIMESTAMP_OFFSET);
+    let producer_id = be_i64(b, V2_PRODUCER_ID_OFFSET);
+    let producer_epoch = be_i16(b, V2_PRODUCER_EPOCH_OFFSET);
+    let base_seq = be_i32(b, V2_BASE_SEQUENCE_OFFSET) as i64;
+    let count = be_i32(b, V2_RECORDS_COUNT_OFFSET) as i64;
     let codec = (attrs & 0x07) as u8;
     let control = attrs & CONTROL != 0;
     if codec as usize >= CODEC_NAMES.len() || count < 0 {
         return None;
     }
-    let valid = crc32c::crc32c(&b[21..]) == crc;
+    let valid = crc32c::crc32c(&b[V2_CRC_COVERED_FROM..]) == crc;
     let log_append = attrs & LOG_APPEND_TIME != 0;
     let ts_type = if log_append { "LogAppendTime" } else { "CreateTime" };
     let last_seq = if base_seq == NO_SEQUENCE { NO_SEQUENCE } else { increment_sequence(base_seq, last_delta) };
@@ -264,13 +270,13 @@ pub fn dump_deep(chunk: &[u8], chunk_pos: u64, file_len: u64, end: u64, last_off
         if chunk.len() - at < HEADER_UP_TO_MAGIC {
             return deep;
         }
-        let size = be_i32(chunk, at + 8) as i64;
-        let magic = chunk[at + 16];
+        let size = be_i32(chunk, at + V2_BATCH_LENGTH_OFFSET) as i64;
+        let magic = chunk[at + MAGIC_OFFSET];
         if size < RECORD_OVERHEAD_V0 || pos as i128 > end as i128 - LOG_OVERHEAD as i128 - size as i128 {
             return deep;
         }
         let size = size as usize;
-        if chunk.len() - at < LOG_OVERHEAD + size || magic != 2 || LOG_OVERHEAD + size < BATCH_HEADER {
+        if chunk.len() - at < LOG_OVERHEAD + size || magic as i8 != layout::V2_MAGIC || LOG_OVERHEAD + size < BATCH_HEADER {
             return deep;
         }
         if batch_text(&chunk[at..at + LOG_OVERHEAD + size], pos, opts, None, &mut deep).is_none() {
@@ -328,7 +334,7 @@ fn py_dump_deep_inflated<'py>(
         let deep = py.detach(|| {
             let mut deep = Deep { stop: pos, last_offset, ..Deep::default() };
             let whole = batch.len() >= BATCH_HEADER
-                && be_i32(batch, 8) as i64 + LOG_OVERHEAD as i64 == batch.len() as i64
+                && be_i32(batch, V2_BATCH_LENGTH_OFFSET) as i64 + LOG_OVERHEAD as i64 == batch.len() as i64
                 && batch[16] == 2;
             if whole && batch_text(batch, pos, opts, Some(inflated), &mut deep).is_some() {
                 deep.stop = pos + batch.len() as u64;
