@@ -123,8 +123,8 @@ def test_byte_range_cuts_give_the_same_rows_as_one_pass(tmp_path: Path) -> None:
         assert r.stop == nxt.start
     every = make_plan([str(log_dir)], chunk_bytes=1 << 40, all_ranges=True)
     assert len(every.ranges) == 1
-    assert scan_range(every.ranges[0]).columns["position"] == sorted(
-        scan_range(every.ranges[0]).columns["position"])
+    assert scan_range(every.ranges[0]).column("position") == sorted(
+        scan_range(every.ranges[0]).column("position"))
     rows: dict[str, list] = {"whole": [], "cut": [], "every": []}
     for name, plan in (("whole", whole), ("cut", cut), ("every", every)):
         run_local(plan, lambda t, b, n=name: rows[n].extend(b.to_pylist()) if t == "batches" else None, jobs=2)
@@ -143,7 +143,7 @@ def test_a_false_cut_is_caught_and_the_segment_rescanned(tmp_path: Path) -> None
     assert lone.landing != false_pos  # but the first range's chain jumps over it
     got: list[dict] = []
     run_local(plan, lambda t, b: got.extend(b.to_pylist()) if t == "batches" else None)
-    truth = scan_range(SegmentRange(str(log_dir), "trap", 0, str(seg))).columns
+    truth = scan_range(SegmentRange(str(log_dir), "trap", 0, str(seg))).lists()
     assert [r["position"] for r in got] == truth["position"]
     assert len(got) == 52
 
@@ -222,7 +222,7 @@ def test_a_false_cut_after_true_ones_keeps_the_chained_ranges_and_rescans_the_re
     plan = make_plan([str(log_dir)], chunk_bytes=64 << 10)
     assert len(plan.ranges) >= 5
     seg = Path(plan.ranges[0].path)
-    truth = scan_range(SegmentRange(str(log_dir), "big", 0, str(seg))).columns["position"]
+    truth = scan_range(SegmentRange(str(log_dir), "big", 0, str(seg))).column("position")
     bogus = plan.ranges[3].start + 7  # inside a batch: no walk lands there
     assert bogus not in truth
     r2, r3 = plan.ranges[2], plan.ranges[3]
@@ -239,7 +239,7 @@ def test_a_segment_without_an_index_is_cut_at_confirmed_batches(tmp_path: Path) 
     index.unlink()
     plan = make_plan([str(log_dir)], chunk_bytes=64 << 10)
     seg = Path(plan.ranges[0].path)
-    truth = scan_range(SegmentRange(str(log_dir), "big", 0, str(seg))).columns["position"]
+    truth = scan_range(SegmentRange(str(log_dir), "big", 0, str(seg))).column("position")
     assert len(plan.ranges) >= 5 and all(r.start in truth for r in plan.ranges)
     got: list[int] = []
     run_local(plan, lambda t, b: got.extend(b.column("position").to_pylist()) if t == "batches" else None)

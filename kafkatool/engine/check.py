@@ -8,17 +8,19 @@ says what the broker will do with the damage, not only that the bytes are odd.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import astuple, dataclass
 from itertools import pairwise
 from typing import Any
 
+import numpy as np
+
 from kafkatool.engine.swaps import SwapPlan, log_after_swaps
 from kafkatool.engine.verify import (
     LogChecker,
     abort_marker_candidates,
+    batch_leader_epoch_arrays,
     batch_leader_epochs,
     check_offset_index,
     check_time_index,
@@ -28,6 +30,7 @@ from kafkatool.model import (
     ControlType,
     Defect,
     IndexFile,
+    LeaderEpochEntry,
     LogDirData,
     PartitionData,
     RecordBatch,
@@ -48,6 +51,7 @@ from kafkatool.schema.filenames import (
     SWAP_SUFFIX,
     offset_from_name,
 )
+from kafkatool.schema.time_index import INT64_MAX, INT64_MIN
 from kafkatool.storage.tiered import DELETE_SEGMENT_STARTED, RemoteLog, outside_lineage
 
 # Reading defects and the severity they carry in a data directory.
@@ -480,24 +484,38 @@ def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
     reported: set[int] = set()
     known = {e.epoch for e in epochs}
     starts = [e.start_offset for e in epochs]
-    ordered = all(a <= b for a, b in pairwise(starts))
-    for offset, epoch in batch_epochs():
-        if epoch in reported:
-            continue
-        if ordered:
-            k = bisect_right(starts, offset)
-            cover = epochs[k - 1] if k else None
-        else:
+    ordered = all(a <= b for a, b in pairwise(starts)) and all(INT64_MIN <= a <= INT64_MAX for a in starts)
+
+    def mismatch(offset: int, epoch: int, cover: LeaderEpochEntry) -> None:
+        reported.add(epoch)
+        what = "is not in the checkpoint" if epoch not in known else f"but the checkpoint says epoch " \
+            f"{cover.epoch} from offset {cover.start_offset}"
+        out.append(_d("leader-epoch-mismatch", name, f"batch at offset {offset} was written in epoch {epoch} "
+                      f"{what}: divergence checks (KIP-101/279) would use wrong boundaries", "warning",
+                      field=f"epoch {epoch}"))
+
+    if not ordered:
+        for offset, epoch in batch_epochs():
+            if epoch in reported:
+                continue
             cover = next((e for e in reversed(epochs) if e.start_offset <= offset), None)
-        if cover is None:
-            continue  # below the first entry: the cache was truncated to the log start
-        if cover.epoch != epoch:
-            reported.add(epoch)
-            what = "is not in the checkpoint" if epoch not in known else f"but the checkpoint says epoch " \
-                f"{cover.epoch} from offset {cover.start_offset}"
-            out.append(_d("leader-epoch-mismatch", name, f"batch at offset {offset} was written in epoch {epoch} "
-                          f"{what}: divergence checks (KIP-101/279) would use wrong boundaries", "warning",
-                          field=f"epoch {epoch}"))
+            if cover is not None and cover.epoch != epoch:  # None: below the first entry (cache truncated)
+                mismatch(offset, epoch, cover)
+        return out
+    # ordered (the usual case): the covering entry of every batch at once, bisect_right as searchsorted
+    start_arr = np.asarray(starts, dtype=np.int64)
+    epoch_arr = np.asarray([e.epoch for e in epochs], dtype=np.int64)
+    for s in part.segments:
+        offsets, batch_epochs_ = batch_leader_epoch_arrays(s.entries)
+        k = np.searchsorted(start_arr, offsets, side="right")
+        wrong = np.flatnonzero((k > 0) & (epoch_arr[np.maximum(k - 1, 0)] != batch_epochs_))
+        if not len(wrong):
+            continue
+        _, first = np.unique(batch_epochs_[wrong], return_index=True)
+        for i in sorted(wrong[first].tolist()):  # each epoch's first wrong batch, in file order
+            epoch = int(batch_epochs_[i])
+            if epoch not in reported:
+                mismatch(int(offsets[i]), epoch, epochs[int(k[i]) - 1])
     return out
 
 

@@ -192,6 +192,18 @@ def batch_leader_epochs(log: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
     yield from zip(cols["base_offset"][carried].tolist(), epoch[carried].tolist(), strict=True)
 
 
+def batch_leader_epoch_arrays(log: Sequence[LogEntry]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`batch_leader_epochs` as two int64 arrays (base offsets, epochs), whole columns where ``log`` gives
+    them; ``None``-free (offsets past 64 bits are not leader epoch evidence Kafka could hold either)."""
+    cols = log_columns(log)
+    if cols is None:
+        pairs = [(o, e) for o, e in batch_leader_epochs(log) if _INT64[0] <= o <= _INT64[1]]
+        return (np.asarray([o for o, _ in pairs], dtype=np.int64), np.asarray([e for _, e in pairs], dtype=np.int64))
+    epoch = cols["partition_leader_epoch"]
+    carried = epoch >= 0
+    return cols["base_offset"][carried].astype(np.int64), epoch[carried].astype(np.int64)
+
+
 def at_positions(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[LogEntry, int | None]]:
     """For each wanted byte position that starts an entry: the entry and the last offset of the entry before it
     (in file order). One pass over ``log``; only the wanted entries are kept (an index names one every few KiB)."""

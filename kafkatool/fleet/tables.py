@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from kafkatool.fleet.analyse import FINDING_COLUMNS, PARTITION_COLUMNS, PRODUCER_COLUMNS, Analysis
-from kafkatool.reading.batch_scan import BATCH_COLUMNS, SORT_KEY, BatchColumns
+from kafkatool.reading.batch_scan import BATCH_COLUMNS, SORT_KEY, BatchColumns, Coded
 
 _ARROW = {"string": pa.string(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
           "int64": pa.int64(), "bool": pa.bool_()}
@@ -52,9 +52,17 @@ def ddl(table: str) -> str:
 
 
 def batches_arrow(cols: BatchColumns) -> pa.RecordBatch:
-    """A range's batch rows as one Arrow record batch."""
+    """A range's batch rows as one Arrow record batch (array columns converted whole, with their null masks)."""
     sch = schema("batches")
-    return pa.RecordBatch.from_arrays([pa.array(cols.columns[f.name], f.type) for f in sch], schema=sch)
+    return pa.RecordBatch.from_arrays([_arrow(cols.columns[f.name], f.type, cols.nulls.get(f.name))
+                                       for f in sch], schema=sch)
+
+
+def _arrow(values: Any, kind: pa.DataType, nulls: Any) -> pa.Array:
+    """One batch column as Arrow: a :class:`Coded` string column by a ``take`` of its labels, arrays whole."""
+    if isinstance(values, Coded):
+        return pa.array(values.labels, kind).take(pa.array(values.codes))
+    return pa.array(values, kind, mask=nulls)
 
 
 def rows_arrow(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:

@@ -14,6 +14,7 @@ or zero-filled simply yields fewer cuts.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,15 @@ from kafkatool.model import (
     SCAN_BATCH_FIELDS,
     Defect,
     LegacyBatch,
+    LogEntry,
     RecordBatch,
     TimestampType,
     field_types,
 )
 from kafkatool.reading.columns import SegmentColumns, scan_buffer
 from kafkatool.reading.context import resolve
+from kafkatool.reading.entries import _CRC_UNCHECKED, _CRC_VALID, SegmentEntries
+from kafkatool.reading.entry_columns import header_columns
 from kafkatool.reading.files import mapped, read_bytes
 from kafkatool.reading.siblings import exists
 from kafkatool.schema import legacy, offset_index
@@ -73,16 +77,55 @@ class SegmentRange:
         return Path(self.path).name
 
 
+@dataclass(frozen=True, slots=True)
+class Coded:
+    """A string column as small codes into a few labels (the unit's constants, codec and timestamp names): no
+    Python string per row, and Arrow makes it one ``take``."""
+
+    codes: np.ndarray
+    labels: tuple[str | None, ...]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def tolist(self) -> list[str | None]:
+        """The values, one label per row."""
+        labels = self.labels
+        return [labels[c] for c in self.codes.tolist()]
+
+
 @dataclass
 class BatchColumns:
-    """Column lists in :data:`COLUMN_NAMES` order, plus where the range's chain landed past ``stop``."""
+    """The rows as columns in :data:`COLUMN_NAMES` order, plus where the range's chain landed past ``stop``.
 
-    columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in COLUMN_NAMES})
+    A column is a list (``None`` for null), a NumPy array with, in ``nulls``, a mask of its null rows, or
+    :class:`Coded` strings: the clean magic 2 path fills whole columns without a Python value per batch, and the
+    fleet's Arrow arrays are made from them directly (``fleet.tables.batches_arrow``).
+    """
+
+    columns: dict[str, Any] = field(default_factory=lambda: {n: [] for n in COLUMN_NAMES})
     landing: int | None = None
     defects: list[Defect] = field(default_factory=list)
+    nulls: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.columns["position"])
+
+    def column(self, name: str) -> list[Any]:
+        """One column as a list of Python values (``None`` for null), whichever way it is held."""
+        values = self.columns[name]
+        if isinstance(values, list):
+            return values
+        out = values.tolist()  # an array or Coded
+        mask = self.nulls.get(name)
+        if mask is not None:
+            for i in np.flatnonzero(mask).tolist():
+                out[i] = None
+        return out
+
+    def lists(self) -> dict[str, list[Any]]:
+        """Every column as :meth:`column` gives it (for comparisons and small outputs)."""
+        return {name: self.column(name) for name in COLUMN_NAMES}
 
 
 def _none_if(value: int, sentinel: int = -1) -> int | None:
@@ -120,9 +163,6 @@ def scan_range_or_nothing(unit: SegmentRange, limits: ReadLimits | None = None) 
 
 
 _TIMESTAMP_LABEL = (TimestampType.CREATE_TIME.label, TimestampType.LOG_APPEND_TIME.label)
-# The same lookups as arrays, indexed by the attribute bits of a whole column at once.
-_CODEC_BY_BITS = np.array(KNOWN_CODEC_BY_BITS, dtype=object)
-_TIMESTAMP_BY_BIT = np.array(_TIMESTAMP_LABEL, dtype=object)
 
 
 def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch, max_output: int) -> tuple[Any, ...]:
@@ -157,45 +197,67 @@ def _row(buf: bytes | memoryview | None, e: RecordBatch | LegacyBatch, max_outpu
     )
 
 
-def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns, max_output: int) -> dict[str, list[Any]]:
-    """:func:`_row`'s values for a range of clean magic 2 batches, column by column from the header columns
-    (no object per batch; only control batches are decoded, for their marker type)."""
-    h = cols.headers
+_MARKER_TYPE = {1: "COMMIT", 0: "ABORT"}  # the replay columns' marker: ControlType's names
+
+
+def _header_rows(h: Any, positions: np.ndarray, sizes: np.ndarray, control_types: list[Any],
+                 crc_valid: np.ndarray | None, crc_unchecked: np.ndarray | None) -> tuple[dict[str, Any],
+                                                                                            dict[str, np.ndarray]]:
+    """:func:`_row`'s values for clean magic 2 batches, column by column from their header fields ``h`` (a
+    structured array or a dict of arrays): arrays, with null masks for Kafka's -1 sentinels and unchecked CRCs."""
+    def field(name: str) -> np.ndarray:  # in the machine's byte order (the Python walk's headers are big-endian)
+        values: np.ndarray = h[name]
+        return values.astype(values.dtype.newbyteorder("="), copy=False)
+
     attrs = h["attributes"].astype(np.int64)
     base = h["base_offset"].astype(np.int64)
     delta = h["last_offset_delta"].astype(np.int64)
     seq = h["base_sequence"].astype(np.int64)
-    positions = cols.positions.tolist()
-    control = (attrs & rb.CONTROL_FLAG) != 0
-    last_seq = increment_sequences(seq, delta)  # Kafka's incrementSequence: past Int32 max it wraps to 0
+    epoch, pid, pepoch = field("partition_leader_epoch"), field("producer_id"), field("producer_epoch")
     absent = seq == -1
-
-    def nullable(values: np.ndarray, missing: np.ndarray) -> list[Any]:
-        out = values.tolist()
-        for i in np.flatnonzero(missing).tolist():
-            out[i] = None
-        return out
-
-    control_types: list[Any] = [None] * len(positions)
-    for i in np.flatnonzero(control).tolist():
-        control_types[i] = _control_type(buf, rb.parse_batch_header(buf, positions[i]), max_output)
-    epoch, pid, pepoch = h["partition_leader_epoch"], h["producer_id"], h["producer_epoch"]
     n = len(positions)
-    columns = {
-        "position": positions, "base_offset": base.tolist(), "last_offset": (base + delta).tolist(),
-        "size": (h["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD).tolist(), "magic": h["magic"].tolist(),
-        "compression": _CODEC_BY_BITS[attrs & rb.CODEC_MASK].tolist(), "crc": h["crc"].tolist(),
-        "crc_valid": cols.crc_valid.tolist() if cols.crc_valid is not None else [None] * n,
-        "partition_leader_epoch": nullable(epoch, epoch == -1), "producer_id": nullable(pid, pid == -1),
-        "producer_epoch": nullable(pepoch, pepoch == -1), "base_sequence": nullable(seq, absent),
-        "last_sequence": nullable(last_seq, absent),
-        "is_transactional": ((attrs & rb.TRANSACTIONAL_FLAG) != 0).tolist(), "is_control": control.tolist(),
-        "control_type": control_types,
-        "timestamp_type": _TIMESTAMP_BY_BIT[((attrs & rb.TIMESTAMP_TYPE_FLAG) != 0).astype(np.int64)].tolist(),
-        "base_timestamp": h["base_timestamp"].tolist(), "max_timestamp": h["max_timestamp"].tolist(),
-        "count": h["records_count"].tolist(),
+    columns: dict[str, Any] = {
+        "position": positions.astype(np.int64), "base_offset": base, "last_offset": base + delta,
+        "size": sizes.astype(np.int64), "magic": field("magic"),
+        "compression": Coded((attrs & rb.CODEC_MASK).astype(np.int8), KNOWN_CODEC_BY_BITS), "crc": field("crc"),
+        "crc_valid": crc_valid if crc_valid is not None else np.zeros(n, dtype=bool),
+        "partition_leader_epoch": epoch, "producer_id": pid, "producer_epoch": pepoch, "base_sequence": seq,
+        "last_sequence": increment_sequences(seq, delta),  # Kafka's incrementSequence: past Int32 max it wraps
+        "is_transactional": (attrs & rb.TRANSACTIONAL_FLAG) != 0, "is_control": (attrs & rb.CONTROL_FLAG) != 0,
+        "control_type": np.array(control_types, dtype=object) if control_types else np.full(n, None, dtype=object),
+        "timestamp_type": Coded(((attrs & rb.TIMESTAMP_TYPE_FLAG) != 0).astype(np.int8), _TIMESTAMP_LABEL),
+        "base_timestamp": field("base_timestamp"), "max_timestamp": field("max_timestamp"),
+        "count": field("records_count"),
     }
-    return {name: columns[name] for name in _ROW_COLUMNS}
+    nulls = {"partition_leader_epoch": epoch == -1, "producer_id": pid == -1, "producer_epoch": pepoch == -1,
+             "base_sequence": absent, "last_sequence": absent,
+             "control_type": np.array([t is None for t in control_types], dtype=bool) if control_types
+             else np.ones(n, dtype=bool),
+             "crc_valid": np.ones(n, dtype=bool) if crc_valid is None else crc_unchecked}
+    return {name: columns[name] for name in _ROW_COLUMNS}, {k: v for k, v in nulls.items() if v is not None}
+
+
+def _unit_columns(unit_values: tuple[Any, ...], n: int) -> dict[str, Any]:
+    """The unit's own columns (log dir, topic, partition, segment), one value repeated ``n`` times."""
+    zeros = np.zeros(n, dtype=np.int8)
+    return {name: np.full(n, value, dtype=np.int32) if name == "partition" else Coded(zeros, (value,))
+            for name, value in zip(_UNIT_COLUMNS, unit_values, strict=True)}
+
+
+def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns, max_output: int) -> tuple[dict[str, Any],
+                                                                                       dict[str, np.ndarray]]:
+    """:func:`_header_rows` of a clean range the column scan read (only control batches decoded, for their
+    marker type)."""
+    h = cols.headers
+    positions = cols.positions
+    control = np.flatnonzero(h["attributes"].astype(np.int64) & rb.CONTROL_FLAG).tolist()
+    control_types: list[Any] = []
+    if control:
+        control_types = [None] * len(positions)
+        for i in control:
+            control_types[i] = _control_type(buf, rb.parse_batch_header(buf, int(positions[i])), max_output)
+    sizes = h["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
+    return _header_rows(h, positions, sizes, control_types, cols.crc_valid, None)
 
 
 def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchColumns:
@@ -212,10 +274,9 @@ def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchCol
         fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output,
                            path=unit.path)  # the native walk reads the file itself
         if not fast.defects and not fast.legacy:
-            n = len(fast)
-            unit_values = (unit.log_dir, unit.topic, unit.partition, unit.segment)
-            out.columns = {name: [value] * n for name, value in zip(_UNIT_COLUMNS, unit_values, strict=True)}
-            out.columns.update(_clean_rows(buf, fast, max_output))
+            out.columns = _unit_columns((unit.log_dir, unit.topic, unit.partition, unit.segment), len(fast))
+            rows, out.nulls = _clean_rows(buf, fast, max_output)
+            out.columns.update(rows)
             out.landing = fast.landing
             return out
         size = len(buf)
@@ -243,16 +304,72 @@ def _columns(unit_values: tuple[Any, ...], rows: list[tuple[Any, ...]]) -> dict[
 
 
 def entry_columns(log_dir: str, topic: str, partition: int,
-                  segments: list[tuple[str, list[RecordBatch | LegacyBatch]]],
+                  segments: list[tuple[str, Sequence[LogEntry]]],
                   limits: ReadLimits | None = None) -> BatchColumns:
     """Batch rows from entries already walked (CRC-checked, control batches decoded), e.g. by
-    ``reading.logdir.read_partition``: the same rows :func:`scan_range` gives, without a second pass."""
+    ``reading.logdir.read_partition``: the same rows :func:`scan_range` gives, without a second pass. Segments held
+    lazily give them from their header columns (``reading.entry_columns``); others batch by batch."""
     out = BatchColumns()
     max_output = resolve(limits).max_decompressed_bytes
-    parts = [_columns((log_dir, topic, partition, name), [_row(None, e, max_output) for e in entries])
-             for name, entries in segments]
-    out.columns = {name: [v for p in parts for v in p[name]] for name in COLUMN_NAMES}
+    parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
+    for name, entries in segments:
+        unit = (log_dir, topic, partition, name)
+        cols = header_columns(entries)
+        if cols is None:
+            parts.append((_columns(unit, [_row(None, e, max_output) for e in entries]), {}))
+            continue
+        assert isinstance(entries, SegmentEntries)  # header_columns answers only for them
+        n = len(cols["position"])
+        control_types: list[Any] = []
+        control = np.flatnonzero(cols["attributes"].astype(np.int64) & rb.CONTROL_FLAG).tolist()
+        if control:
+            control_types = [None] * n
+            for i in control:
+                known = _MARKER_TYPE.get(int(cols["marker"][i]))
+                if known is None:  # not a transaction marker: its type from the record itself
+                    entry = entries[i]
+                    known = _control_type(None, entry, max_output) if isinstance(entry, RecordBatch) else None
+                control_types[i] = known
+        flags = entries.crc_flags()
+        rows, nulls = _header_rows(cols, cols["position"], cols["size"], control_types, flags == _CRC_VALID,
+                                   flags == _CRC_UNCHECKED)
+        parts.append(({**_unit_columns(unit, n), **rows}, nulls))
+    if len(parts) == 1:
+        out.columns, out.nulls = parts[0]
+    elif parts:
+        out.columns, out.nulls = _joined(parts)
     return out
+
+
+def _joined(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> tuple[dict[str, Any],
+                                                                                 dict[str, np.ndarray]]:
+    """Several segments' columns as one set (lists and arrays joined as object arrays where they differ)."""
+    columns: dict[str, Any] = {}
+    nulls: dict[str, np.ndarray] = {}
+    for name in COLUMN_NAMES:
+        values = [p[0][name] for p in parts]
+        masks = [p[1].get(name) for p in parts]
+        if all(isinstance(v, Coded) for v in values) and not any(m is not None for m in masks):
+            offsets = np.cumsum([0] + [len(v.labels) for v in values]).tolist()
+            codes = [v.codes.astype(np.int32) + o for v, o in zip(values, offsets, strict=False)]
+            columns[name] = Coded(np.concatenate(codes), tuple(label for v in values for label in v.labels))
+        elif all(isinstance(v, np.ndarray) for v in values):
+            columns[name] = np.concatenate(values)
+            if any(m is not None for m in masks):
+                nulls[name] = np.concatenate([np.zeros(len(v), dtype=bool) if m is None else m
+                                              for v, m in zip(values, masks, strict=True)])
+        else:
+            joined: list[Any] = []
+            for v, m in zip(values, masks, strict=True):
+                if isinstance(v, list):
+                    joined += v
+                else:
+                    items = v.tolist()
+                    for i in (np.flatnonzero(m).tolist() if m is not None else ()):
+                        items[i] = None
+                    joined += items
+            columns[name] = joined
+    return columns, nulls
 
 
 def confirmed_boundary(buf: bytes | memoryview, pos: int) -> bool:

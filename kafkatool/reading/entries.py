@@ -136,6 +136,12 @@ class SegmentEntries(Sequence[LogEntry]):
             p = pos[k]
             yield p, p + size[k]
 
+    def crc_flags(self) -> Any:
+        """The walk's CRC verdicts as a uint8 NumPy array (0: not checked, 1: valid, 2: invalid)."""
+        import numpy as np
+
+        return np.frombuffer(bytes(self._crc[self._lo:self._hi]), dtype=np.uint8)
+
     def header_columns(self) -> dict[str, Any] | None:
         """The entries' magic 2 header columns, or None for the object path (reading.entry_columns)."""
         from kafkatool.reading.entry_columns import header_columns  # entry_columns imports this module

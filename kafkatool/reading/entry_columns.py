@@ -9,7 +9,8 @@ one the object path reads). It answers ``None`` where the object path must be ta
 entry, or a file that changed since the walk (the object path reports it).
 
 The columns are those of ``engine.producer_state.REPLAY_COLUMNS`` plus ``size``, ``crc_invalid`` (the walk
-found the CRC wrong), ``partition_leader_epoch``, ``magic`` and ``records_count``: about 70 bytes a batch, so a
+found the CRC wrong), ``partition_leader_epoch``, ``magic``, ``records_count``, ``crc`` and ``base_timestamp``
+(the fleet's batch rows): about 80 bytes a batch, so a
 segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (bounded memory, as the entries').
 
 :func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
@@ -41,7 +42,7 @@ from kafkatool.schema.native import core
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
 _CONTROL = 0x20
 MAX_COLUMN_ROWS = 1 << 20
-"""The most batches a segment's header columns are built for (about 70 MB); more: the object path."""
+"""The most batches a segment's header columns are built for (about 80 MB); more: the object path."""
 HEADERS_BUDGET = 32 << 20
 """The most bytes of raw batch headers (61 a batch) the clean segments read keep for :func:`header_columns`, all
 together; past it the headers are gathered from the file again when asked for (page faults of a fresh mapping
@@ -161,7 +162,7 @@ def _columns(heads: np.ndarray, pos: np.ndarray, size: np.ndarray, crc: np.ndarr
     n = len(pos)
     cols: dict[str, Any] = {name: heads[name].astype(heads.dtype[name].newbyteorder("=")) for name in (
         "base_offset", "last_offset_delta", "partition_leader_epoch", "magic", "attributes", "max_timestamp",
-        "producer_id", "producer_epoch", "base_sequence", "records_count")}
+        "producer_id", "producer_epoch", "base_sequence", "records_count", "crc", "base_timestamp")}
     marker = np.full(n, -1, dtype=np.int8)
     coordinator = np.zeros(n, dtype=np.int32)
     for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():

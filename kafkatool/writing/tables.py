@@ -19,6 +19,9 @@ from typing import Any
 from kafkatool.errors import UsageError
 from kafkatool.writing.atomic import ensure_outside
 
+ROW_GROUP_ROWS = 1 << 17
+"""Rows gathered before a local part file gets a row group (a few MB of Arrow held: bounded whatever the scan)."""
+
 
 class TableOutput:
     """A scan output directory being written; use as a context manager, then :meth:`commit`."""
@@ -38,6 +41,7 @@ class TableOutput:
         os.umask(mask)
         os.chmod(self.staging, 0o777 & ~mask)  # mkdtemp makes 0700; the scan gets the user's usual mode
         self._writers: dict[str, Any] = {}
+        self._pending: dict[str, list[Any]] = {}
         self._committed = False
 
     def table_dir(self, table: str) -> Path:
@@ -47,15 +51,30 @@ class TableOutput:
         return path
 
     def append(self, table: str, batch: Any) -> None:
-        """Append an Arrow record batch to ``table``'s single local part file."""
+        """Append an Arrow record batch to ``table``'s single local part file.
+
+        Batches are held until :data:`ROW_GROUP_ROWS` rows have come, then written as one row group: a row
+        group per small batch (a partition's few rows) makes the file large and slow to write and to read."""
         import pyarrow.parquet as pq
 
         writer = self._writers.get(table)
         if writer is None:
             writer = pq.ParquetWriter(str(self.table_dir(table) / "part-00000.parquet"), batch.schema)
             self._writers[table] = writer
+            self._pending[table] = []
         if batch.num_rows:
-            writer.write_batch(batch)
+            pending = self._pending[table]
+            pending.append(batch)
+            if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS:
+                self._flush(table)
+
+    def _flush(self, table: str) -> None:
+        import pyarrow as pa
+
+        pending = self._pending[table]
+        if pending:
+            self._writers[table].write_table(pa.Table.from_batches(pending), row_group_size=2 * ROW_GROUP_ROWS)
+            pending.clear()
 
     def write_spark(self, table: str, frame: Any) -> None:
         """Have Spark write DataFrame ``frame`` as ``table``'s part files (into the staging directory)."""
@@ -75,7 +94,8 @@ class TableOutput:
 
     def commit(self) -> None:
         """Close the part files and move the finished scan into place (replacing an old one with --force)."""
-        for writer in self._writers.values():
+        for table, writer in self._writers.items():
+            self._flush(table)
             writer.close()
         self._writers.clear()
         for leftover in self.staging.rglob("*"):

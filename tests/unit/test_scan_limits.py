@@ -21,8 +21,8 @@ def _wrapper_segment(tmp_path: Path) -> str:
 
 def test_a_wrapper_inflates_under_the_default_cap_only(tmp_path: Path) -> None:
     unit = SegmentRange("d", "t", 0, _wrapper_segment(tmp_path))
-    assert scan_range(unit).columns["base_offset"] == [0]  # Kafka's baseOffset: the first inner offset
+    assert scan_range(unit).column("base_offset") == [0]  # Kafka's baseOffset: the first inner offset
     small = ReadLimits(max_decompressed_bytes=50_000)
-    assert scan_range(unit, small).columns["base_offset"] == [99]  # not inflated: the stored offset
+    assert scan_range(unit, small).column("base_offset") == [99]  # not inflated: the stored offset
     with using_limits(small):
-        assert scan_range(unit).columns["base_offset"] == [99]
+        assert scan_range(unit).column("base_offset") == [99]
