@@ -60,6 +60,9 @@ def headline(res: dict[str, Any]) -> list[str]:
         out += [f"| {k} | {fleet[k]['median_s']:.2f} ({fleet[k]['min_s']:.2f}–{fleet[k]['max_s']:.2f}) | "
                 f"{fleet[k]['gb_per_s']:.2f} | {fleet[k]['speedup_vs_single']:.2f}x |"
                 for k in ("single", "local", "spark") if k in fleet]
+        floors = [f"{k} {fleet[k + '_floor_s']:.2f} s" for k in ("local", "spark") if k + "_floor_s" in fleet]
+        if floors:
+            out += ["", "The same scans of an empty log dir (each engine's floor): " + ", ".join(floors) + "."]
     return out
 
 
