@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from kafkatool import cli
 from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT
+from kafkatool.writing.fixture_writer import PartitionWriter
 
 
 def test_help_default_is_the_codecs_bound() -> None:
@@ -24,3 +26,25 @@ def test_help_imports_only_the_command_line() -> None:
     loaded = json.loads(proc.stderr.rsplit("IMPORTED", 1)[1])
     assert set(loaded) <= {"kafkatool", "kafkatool.cli", "kafkatool.commands", "kafkatool.commands.help_style"}, \
         loaded
+
+
+def test_a_kafka_format_dump_imports_no_engine_numpy_or_pydantic(tmp_path: Path) -> None:
+    """``dump-segment -f kafka`` runs on the native core: its start-up (a large share of a whole-process dump,
+    issue 23) imports the command's options and the DumpLogSegments writer, not the readers and engines of the
+    other formats, not NumPy, and not pydantic (Typer 0.29 builds a pydantic adapter per option: pinned below)."""
+    segment = tmp_path / "00000000000000000000.log"
+    part = PartitionWriter("t", 0)
+    part.append([b"a", b"b"], leader_epoch=0)
+    part.close()
+    segment.write_bytes(part.files()["00000000000000000000.log"])
+    code = ("import json, sys\nsys.argv = ['kafkatool', 'dump-segment', '-f', 'kafka', sys.argv[1]]\n"
+            "from kafkatool.cli import main\ntry:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+            "print('IMPORTED', json.dumps([code, sorted(sys.modules)]), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(segment)], capture_output=True, text=True, check=True,
+                          timeout=60)
+    assert "baseOffset: 0 lastOffset: 1 count: 2" in proc.stdout
+    exit_code, loaded = json.loads(proc.stderr.rsplit("IMPORTED", 1)[1])
+    assert exit_code == 0
+    heavy = [m for m in loaded if m.split(".")[0] in ("numpy", "pydantic", "pyarrow", "crc32c")
+             or m.startswith(("kafkatool.engine.verify", "kafkatool.engine.rows", "kafkatool.render.output"))]
+    assert heavy == [], heavy

@@ -10,8 +10,6 @@ from typing import TypeVar
 import typer
 
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
-from kafkatool.reading.files import explain_missing
-from kafkatool.render.output import Diagnostics
 
 
 class OutputFormat(StrEnum):
@@ -49,14 +47,20 @@ def run_guarded(body: Callable[[], int]) -> None:
     """
     import os
 
-    diag = Diagnostics()
+    def error(message: str) -> None:  # the renderer is imported only when there is something to say
+        from kafkatool.render.output import Diagnostics
+
+        Diagnostics().error(message)
+
     try:
         code = body()
     except KafkatoolError as err:
-        diag.error(str(explain_missing(err) if isinstance(err, UnreadableInputError) else err))
+        from kafkatool.reading.files import explain_missing
+
+        error(str(explain_missing(err) if isinstance(err, UnreadableInputError) else err))
         raise typer.Exit(int(err.exit_code)) from None
     except KeyboardInterrupt:
-        diag.error("interrupted")
+        error("interrupted")
         raise typer.Exit(130) from None
     except BrokenPipeError:
         sys.stderr.close()
@@ -64,6 +68,6 @@ def run_guarded(body: Callable[[], int]) -> None:
     except Exception as err:  # a bug: still no traceback for the user
         if os.environ.get("KAFKATOOL_DEBUG"):
             raise
-        diag.error(f"internal error: {type(err).__name__}: {err} (set KAFKATOOL_DEBUG=1 for a traceback)")
+        error(f"internal error: {type(err).__name__}: {err} (set KAFKATOOL_DEBUG=1 for a traceback)")
         raise typer.Exit(int(ExitCode.UNREADABLE)) from None
     raise typer.Exit(code)

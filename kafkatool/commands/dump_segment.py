@@ -13,21 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kafkatool.commands.common import run_guarded
-from kafkatool.engine import rows
-from kafkatool.engine.verify import LogChecker
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
-from kafkatool.model import Defect, LogEntry
-from kafkatool.reading import small_files
-from kafkatool.reading.inventory import expand
-from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, SMALL_KINDS, kind_of
-from kafkatool.reading.log import open_log, read_log
-from kafkatool.render.output import Diagnostics, Output, make_output
-from kafkatool.render.scan_report import byte_progress, wants_progress
+from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, kind_of
 from kafkatool.schema.filenames import (
     BOOTSTRAP_CHECKPOINT,
     CLUSTER_METADATA_TOPIC,
@@ -36,7 +28,18 @@ from kafkatool.schema.filenames import (
     offset_from_name,
     parse_partition_dir,
 )
-from kafkatool.schema.topic_records import DecodeFn, RecordDefect, decoder_for_topic, decoder_named, decoders
+from kafkatool.schema.topic_records import DECODER_NAMES
+
+if TYPE_CHECKING:
+    from kafkatool.engine import rows
+    from kafkatool.model import Defect, LogEntry
+    from kafkatool.reading import small_files
+    from kafkatool.render.output import Diagnostics, Output
+    from kafkatool.schema.topic_records import DecodeFn, RecordDefect
+
+# Only the option declarations are imported with this module: ``--format kafka`` runs on the native core and
+# needs none of the readers, engines and renderers the other formats import when they run (start-up is a large
+# share of a whole-process dump).
 
 #: The kinds ``--kind`` can force, by their output label (from the file-kind registry, ``reading.kinds``).
 ForcedKind = StrEnum("ForcedKind", {k.value: k.value for k in FORCEABLE})  # type: ignore[misc]
@@ -61,12 +64,14 @@ class Decoder(StrEnum):
     none = "none"
 
 
-TopicDecoderName = StrEnum("TopicDecoderName", {n: n for n in ("auto", "none", *sorted(decoders()))})  # type: ignore[misc]
+TopicDecoderName = StrEnum("TopicDecoderName", {n: n for n in ("auto", "none", *sorted(DECODER_NAMES))})  # type: ignore[misc]
 
 
 def topic_decoder_for(path: Path, choice: str) -> DecodeFn | None:
     """The internal-topic record decoder for a segment: by ``--decoder`` name, or (``auto``) by the topic of the
     partition directory holding it; ``None`` for ordinary topics and ``none``."""
+    from kafkatool.schema.topic_records import decoder_for_topic, decoder_named
+
     if choice == "none":
         return None
     if choice != "auto":
@@ -128,6 +133,11 @@ PROGRESS_STEP = 4 << 20
 def dump_log(path: Path, out: Output, opts: Options, verify: bool,
              advance: Callable[[int], None] = lambda n: None) -> list[Defect]:
     """Stream one segment's entries (and defects) to ``out``; ``advance(n)`` counts the bytes gone by."""
+    from kafkatool.engine import rows
+    from kafkatool.engine.verify import LogChecker
+    from kafkatool.model import Defect
+    from kafkatool.reading.log import open_log
+
     name = str(path)
     base = offset_from_name(path.name)
     # A KRaft snapshot is named after its end offset and numbers its own records from 0: no name check.
@@ -186,12 +196,16 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
 def _record_defect(name: str, rec: rows.Row, found: RecordDefect) -> Defect:
     """A record's decoding defect (``schema.topic_records.RecordDefect``) as a file defect, located at the record.
     A defect naming no field is worded as it always was: its reason where the field goes, no reason after."""
+    from kafkatool.model import Defect
+
     what, why = (found.reason, "") if found.field is None else (found.field, found.reason)
     return Defect("record-decode", name, rec["position"], f"record {rec['offset']} {what}", why, "warning")
 
 
 def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, list[rows.Row]]:
     """File-level facts and one row per decoded entry of a small file (``engine.rows.small_file_rows``)."""
+    from kafkatool.engine import rows
+
     info: rows.Row = {"size": loaded.size}
     if loaded.base_offset is not None:
         info["base_offset"] = loaded.base_offset
@@ -205,6 +219,8 @@ def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, list[rows.Row]]:
 def verify_index(path: Path, loaded: small_files.Loaded) -> list[Defect]:
     """Index and time index entries against their segment (read shallow)."""
     from kafkatool.engine.verify import check_offset_index, check_time_index
+    from kafkatool.model import Defect
+    from kafkatool.reading.log import read_log
 
     log_path = path.with_name(path.name.split(".", 1)[0] + ".log")
     if not log_path.exists():
@@ -232,6 +248,10 @@ def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics,
               advance: Callable[[int], None] = lambda n: None) -> list[Defect] | None:
     """Dump one file by its kind (``--kind``, else its name); ``None`` when the name is not a Kafka file kind.
     ``advance(n)``: the bytes of a segment read, for a progress bar."""
+    from kafkatool.engine import rows
+    from kafkatool.reading import small_files
+    from kafkatool.reading.kinds import SMALL_KINDS
+
     kind = kind_of(path, opts.kind)
     if kind in SEGMENT_KINDS:
         return dump_log(path, out, opts, opts.verify, advance)
@@ -254,6 +274,8 @@ def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics,
 def kafka_paths(paths: list[str]) -> list[str]:
     """For ``--format kafka``: files as given; a directory becomes the files DumpLogSegments can dump
     (segments, indexes, snapshots), in Kafka's order, named relative to it as the user named it."""
+    from kafkatool.reading.inventory import expand
+
     out: list[str] = []
     for raw in paths:
         if Path(raw).is_dir():
@@ -266,6 +288,8 @@ def kafka_paths(paths: list[str]) -> list[str]:
 def _bar_wanted(files: list[Path], opts: Options, quiet: bool) -> tuple[int, bool]:
     """The segment bytes to read, and whether a progress bar is shown: stderr a terminal, stdout not one (the
     rows would run through the bar: on a terminal they show the progress themselves), big enough, no ``--quiet``."""
+    from kafkatool.render.scan_report import wants_progress
+
     total = sum(_log_bytes(p, opts.max_bytes) for p in files if kind_of(p, opts.kind) in SEGMENT_KINDS)
     try:
         stdout_tty = sys.stdout.isatty()
@@ -276,6 +300,11 @@ def _bar_wanted(files: list[Path], opts: Options, quiet: bool) -> tuple[int, boo
 
 def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int:
     """The command body: expand paths, dump each file, pick the exit code (``quiet``: no progress bar)."""
+    from kafkatool.model import Defect
+    from kafkatool.reading.inventory import expand
+    from kafkatool.render.output import Diagnostics, make_output
+    from kafkatool.render.scan_report import byte_progress
+
     diag = Diagnostics()
     files = expand(paths)
     out = make_output(fmt.value, wide=opts.wide)
@@ -360,7 +389,7 @@ def command(
     topic_decoder: Annotated[TopicDecoderName, typer.Option(  # type: ignore[valid-type]
         "--decoder", metavar="NAME",
         help="Record format of internal topics: auto (by the partition's topic name), none, or a decoder name "
-             "(" + ", ".join(sorted(decoders())) + "). A name implies --print-data.")]
+             "(" + ", ".join(sorted(DECODER_NAMES)) + "). A name implies --print-data.")]
     = "auto",  # type: ignore[assignment]
     kafka_version: Annotated[str, typer.Option(
         "--kafka-version", metavar="VERSION",

@@ -16,9 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkatool.reading.small_files import LOADERS, Loader
 from kafkatool.schema.filenames import FileKind, classify
+
+if TYPE_CHECKING:
+    from kafkatool.reading.small_files import Loader
 
 
 class Reader(Enum):
@@ -45,26 +48,40 @@ class KindEntry:
         return self.kind.value
 
 
-def _entry(kind: FileKind) -> KindEntry:
-    segment = kind in (FileKind.LOG, FileKind.KRAFT_SNAPSHOT)
-    reader = Reader.SEGMENT if segment else Reader.SMALL if kind in LOADERS else Reader.NONE
-    return KindEntry(kind, reader,
-                     forceable=kind not in (FileKind.UNKNOWN, FileKind.LOCK, FileKind.CLEAN_SHUTDOWN),
-                     kafka_dump=kind in (FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX,
-                                         FileKind.TXN_INDEX, FileKind.PRODUCER_SNAPSHOT, FileKind.KRAFT_SNAPSHOT),
-                     loader=LOADERS.get(kind))
+_SEGMENT = (FileKind.LOG, FileKind.KRAFT_SNAPSHOT)
+_NOT_FORCEABLE = (FileKind.UNKNOWN, FileKind.LOCK, FileKind.CLEAN_SHUTDOWN)
+_KAFKA_DUMP = (FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX,
+               FileKind.PRODUCER_SNAPSHOT, FileKind.KRAFT_SNAPSHOT)
 
 
-#: Every kind, in :class:`FileKind` order.
-REGISTRY: dict[FileKind, KindEntry] = {kind: _entry(kind) for kind in FileKind}
+def _entry(kind: FileKind, loaders: dict[FileKind, Loader]) -> KindEntry:
+    reader = Reader.SEGMENT if kind in _SEGMENT else Reader.SMALL if kind in loaders else Reader.NONE
+    return KindEntry(kind, reader, forceable=kind not in _NOT_FORCEABLE, kafka_dump=kind in _KAFKA_DUMP,
+                     loader=loaders.get(kind))
+
+
 #: Kinds read as a stream of record batches.
-SEGMENT_KINDS = frozenset(k for k, e in REGISTRY.items() if e.reader is Reader.SEGMENT)
-#: Kinds read whole and decoded at once.
-SMALL_KINDS = frozenset(k for k, e in REGISTRY.items() if e.reader is Reader.SMALL)
+SEGMENT_KINDS = frozenset(_SEGMENT)
 #: Kinds ``--kind`` can force, in :class:`FileKind` order.
-FORCEABLE = tuple(k for k, e in REGISTRY.items() if e.forceable)
+FORCEABLE = tuple(k for k in FileKind if k not in _NOT_FORCEABLE)
 #: Kinds DumpLogSegments dumps.
-KAFKA_DUMPABLE = frozenset(k for k, e in REGISTRY.items() if e.kafka_dump)
+KAFKA_DUMPABLE = frozenset(_KAFKA_DUMP)
+_LAZY: dict[str, object] = {}
+
+
+def __getattr__(name: str) -> object:
+    """``REGISTRY`` (every kind, in :class:`FileKind` order) and ``SMALL_KINDS`` (kinds read whole and decoded at
+    once), made on first use: they need the small files' loaders, whose schema modules a command line that only
+    declares ``--kind`` need not import."""
+    if name not in ("REGISTRY", "SMALL_KINDS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _LAZY:
+        from kafkatool.reading.small_files import LOADERS
+
+        registry = {kind: _entry(kind, LOADERS) for kind in FileKind}
+        _LAZY["REGISTRY"] = registry
+        _LAZY["SMALL_KINDS"] = frozenset(k for k, e in registry.items() if e.reader is Reader.SMALL)
+    return _LAZY[name]
 
 
 def kind_of(path: Path, forced: FileKind | None = None) -> FileKind:

@@ -17,9 +17,9 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from construct import Renamed, Struct
-from crc32c import crc32c
 
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.checksum import crc32c
 
 if TYPE_CHECKING:
     import numpy

@@ -14,11 +14,10 @@ import struct
 from collections.abc import Iterator
 from contextlib import suppress
 
-from crc32c import crc32c
-
 from kafkatool.errors import DecodeError
 from kafkatool.model import Compression, Defect, LegacyBatch, LogEntry, RecordBatch
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.checksum import crc32c
 
 RECORD_OVERHEAD_V0 = 14  # the smallest legacy message: crc, magic, attributes, key and value lengths
 HEADER_SIZE_UP_TO_MAGIC = rb.MAGIC_OFFSET + 1

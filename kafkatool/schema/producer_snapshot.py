@@ -17,11 +17,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
-import crc32c
 from construct import GreedyBytes, Int16sb, Int32sb, Int32ub, Int64sb, PrefixedArray, Struct
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import ProducerSnapshot, ProducerSnapshotEntry
+from kafkatool.schema.checksum import crc32c
 from kafkatool.schema.fixed import derive_struct, field_offsets
 from kafkatool.schema.kafka_message import NEVER, Field, Message
 
@@ -66,7 +66,7 @@ _FIELDS = tuple(sc.name for sc in ENTRY.subcons)
 
 def compute_crc(data: bytes | memoryview) -> int:
     """CRC-32C of everything after the CRC field, as ``readSnapshot`` computes it."""
-    return crc32c.crc32c(bytes(data[ENTRIES_OFFSET:]))
+    return crc32c(bytes(data[ENTRIES_OFFSET:]))
 
 
 def parse_producer_snapshot(data: bytes | memoryview) -> ProducerSnapshot:
@@ -150,7 +150,7 @@ def build_producer_snapshot(entries: Iterable[ProducerSnapshotEntry], version: i
     try:
         count = HEADER_STRUCT.pack(version, 0, len(items))[COUNT_OFFSET:]
         body = count + b"".join(ENTRY_STRUCT.pack(*(getattr(e, name) for name in _FIELDS)) for e in items)
-        head = HEADER_STRUCT.pack(version, crc32c.crc32c(body), len(items))[:ENTRIES_OFFSET]
+        head = HEADER_STRUCT.pack(version, crc32c(body), len(items))[:ENTRIES_OFFSET]
     except struct.error as err:
         raise ValueError(f"cannot build a producer snapshot: {err}") from None
     return head + body

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import crc32c
 from construct import (
     Int8sb,
     Int16sb,
@@ -35,6 +34,7 @@ from kafkatool.model import (
     RecordBatch,
     increment_sequence,
 )
+from kafkatool.schema.checksum import crc32c
 from kafkatool.schema.control import parse_control_record
 from kafkatool.schema.fixed import NullableBytes, derive_struct, field_offsets
 from kafkatool.schema.varint import VarInt, VarLong, encode_varint, read_varint
@@ -124,7 +124,7 @@ def compute_crc(buf: bytes | memoryview, pos: int, batch_length: int) -> int:
     start = pos + ATTRIBUTES_OFFSET
     end = pos + LOG_OVERHEAD + batch_length
     view = buf if isinstance(buf, memoryview) else memoryview(buf)
-    return crc32c.crc32c(view[start:end])
+    return crc32c(view[start:end])
 
 
 def batch_bytes(buf: bytes | memoryview | Any, position: int, size: int) -> bytes:
@@ -470,7 +470,7 @@ def build_batch(*, base_offset: int, partition_leader_epoch: int, attributes: in
         "batch_length": len(body) + BATCH_PREFIX.sizeof() - LOG_OVERHEAD,
         "partition_leader_epoch": partition_leader_epoch,
         "magic": MAGIC,
-        "crc": crc32c.crc32c(body) if crc is None else crc,
+        "crc": crc32c(body) if crc is None else crc,
     })
     return prefix + body
 

@@ -85,6 +85,10 @@ _MODULES = (
     "kafkatool.schema.remote_log_metadata",
 )
 _loaded = False
+#: The decoders' names, known without importing their modules (the command line declares its choices with them;
+#: ``tests/unit/test_topic_decoder_names.py`` keeps this equal to the registry once the modules are loaded).
+DECODER_NAMES = ("cluster-metadata", "group-coordinator", "remote-log-metadata", "share-group-state",
+                 "transaction-log")
 
 
 def register(decoder: TopicDecoder) -> TopicDecoder:
