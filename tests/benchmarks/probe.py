@@ -1,8 +1,8 @@
 """One measurement in a fresh process: its wall time and peak resident set (``ru_maxrss``), printed as JSON.
 
 ``python -m tests.benchmarks.probe MODE PATH`` with MODE one of the scan modes below, or
-``python -m tests.benchmarks.probe cli ARGS...`` to run ``kafkatool ARGS`` in this process (stdout discarded).
-The wall time of ``cli`` counts from the interpreter's start, as a user's shell would see it.
+``python -m tests.benchmarks.probe cli ARGS...`` to run ``kafkatool ARGS`` in this process (stdout discarded);
+the wall time of a ``cli`` run is the parent's, from fork to exit (``suite.cli``), as a user's shell sees it.
 """
 
 from __future__ import annotations
@@ -12,20 +12,6 @@ import os
 import resource
 import sys
 import time
-
-STARTED = time.time()
-
-
-def _interpreter_start() -> float:
-    """When this process started (from /proc), so ``cli`` wall time includes interpreter start-up."""
-    try:
-        with open(f"/proc/{os.getpid()}/stat") as fh:
-            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat") as fh:
-            boot = next(int(line.split()[1]) for line in fh if line.startswith("btime"))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, StopIteration):
-        return STARTED
 
 
 def _peak_rss_kb() -> int:
@@ -58,7 +44,6 @@ def main(argv: list[str]) -> None:
     mode = argv[0]
     started = time.perf_counter()
     if mode == "cli":
-        wall_start = _interpreter_start()
         from kafkatool.cli import main as kafkatool_main
 
         sys.argv = ["kafkatool", *argv[1:]]
@@ -73,10 +58,9 @@ def main(argv: list[str]) -> None:
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else 0
         sys.stdout.flush()
-        wall = time.time() - wall_start
         sys.stdout = real_stdout
         out = os.fdopen(saved, "w")
-        info = {"exit": code, "wall_s": wall}
+        info = {"exit": code}
     else:
         items = run_mode(mode, argv[1])
         info = {"items": items, "s": time.perf_counter() - started}

@@ -258,6 +258,23 @@ def _mode_seeds() -> tuple[bytes, ...]:
     return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(3))
 
 
+def _inflated_seeds() -> tuple[bytes, ...]:
+    """``_deep_inflated``'s layout (and the cargo target's): a two-byte cut, a whole batch, its records payload
+    as if inflated (the first magic 2 batch of each built segment, uncompressed, so its payload is its records)."""
+    from kafkatool.schema import record_batch as rb
+
+    out = []
+    for seg in _built_segments():
+        if len(seg) < rb.BATCH_OVERHEAD or seg[rb.FIELD_OFFSETS["magic"]] != 2:
+            continue
+        end = rb.LOG_OVERHEAD + int.from_bytes(seg[8:12], "big")
+        batch = seg[:end]
+        cut = 2 + len(batch)
+        if cut < 1 << 16:
+            out.append(cut.to_bytes(2, "big") + batch + batch[rb.BATCH_OVERHEAD:])
+    return tuple(out) or _mode_seeds()
+
+
 def _log_seeds() -> tuple[bytes, ...]:
     return seeds("log")
 
@@ -314,7 +331,7 @@ NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     _whole("dls_batch_lines_path", lambda d: _dump(d, "path"), _mode_seeds, "dls_batch_lines"),
     _whole("dump_deep", lambda d: _dump(bytes([1 + (d[0] % 2 if d else 0)]) + d[1:], "path"), _mode_seeds,
            "dump_deep"),
-    _whole("dump_deep_inflated", _deep_inflated, _mode_seeds),
+    _whole("dump_deep_inflated", _deep_inflated, _inflated_seeds, "dump_deep_inflated"),
     _whole("recover_segment_scan", _restart, _log_seeds, "recover_segment_scan"),
     _whole("replay_producers", _restart, _log_seeds, "replay_producers"),
 )}

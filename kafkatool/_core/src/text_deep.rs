@@ -286,6 +286,20 @@ pub fn dump_deep(chunk: &[u8], chunk_pos: u64, file_len: u64, end: u64, last_off
     }
 }
 
+/// The lines of the one compressed batch `batch` (at file position `pos`, a whole magic 2 batch) whose payload
+/// was decompressed elsewhere into `inflated`; `stop == pos` when the batch is handed back (not whole, or a record
+/// the writer does not take).
+pub fn dump_deep_inflated(batch: &[u8], pos: u64, inflated: &[u8], last_offset: i64, opts: Options) -> Deep {
+    let mut deep = Deep { stop: pos, last_offset, ..Deep::default() };
+    let whole = batch.len() >= BATCH_HEADER
+        && be_i32(batch, V2_BATCH_LENGTH_OFFSET) as i64 + LOG_OVERHEAD as i64 == batch.len() as i64
+        && batch[MAGIC_OFFSET] as i8 == layout::V2_MAGIC;
+    if whole && batch_text(batch, pos, opts, Some(inflated), &mut deep).is_some() {
+        deep.stop = pos + batch.len() as u64;
+    }
+    deep
+}
+
 /// What `dump_deep` returns to Python: (text, stop, last_offset, gaps).
 type DeepTuple<'py> = (Bound<'py, PyString>, u64, i64, Vec<(i64, i64)>);
 
@@ -331,16 +345,7 @@ fn py_dump_deep_inflated<'py>(
 ) -> PyResult<DeepTuple<'py>> {
     guard("dump_deep_inflated", || {
         let opts = Options { print_data, skip_record_metadata, max_output };
-        let deep = py.detach(|| {
-            let mut deep = Deep { stop: pos, last_offset, ..Deep::default() };
-            let whole = batch.len() >= BATCH_HEADER
-                && be_i32(batch, V2_BATCH_LENGTH_OFFSET) as i64 + LOG_OVERHEAD as i64 == batch.len() as i64
-                && batch[16] == 2;
-            if whole && batch_text(batch, pos, opts, Some(inflated), &mut deep).is_some() {
-                deep.stop = pos + batch.len() as u64;
-            }
-            deep
-        });
+        let deep = py.detach(|| dump_deep_inflated(batch, pos, inflated, last_offset, opts));
         Ok((PyString::new(py, &deep.text), deep.stop, deep.last_offset, deep.gaps))
     })
 }
