@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # C0 controls (tab and newline included: inside a table cell they break the layout too), DEL, C1 controls,
 # the bidi embeddings/overrides/isolates and the Unicode line and paragraph separators.
@@ -95,7 +96,10 @@ def for_people(value: Any) -> Any:
 
 def human_console(out: TextIO, *, piped_width: int | None = 160, soft_wrap: bool = False,
                   color: bool | None = None) -> Console:
-    """The console every human renderer prints on: terminal width on a terminal, ``piped_width`` otherwise."""
+    """The console every human renderer prints on: terminal width on a terminal, ``piped_width`` otherwise (rich is
+    imported here: the escaping above serves ``--format kafka`` too, which prints no table)."""
+    from rich.console import Console
+
     return Console(file=out, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=soft_wrap,
                    width=None if out.isatty() else piped_width)
 
