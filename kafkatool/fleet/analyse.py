@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from kafkatool.analysis.findings import ALL_LOG_DIRS, located_finding_row, replay_defects
+from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.engine.check import (
     check_broker_identity,
     dir_findings,
@@ -95,6 +96,13 @@ def _remote(log_dir: str) -> Mapping[tuple[str, int], RemoteLog]:
     return read_tiered(log_dir).remote
 
 
+@functools.lru_cache(maxsize=32)
+def _remote_enabled(log_dir: str) -> Mapping[str, bool] | None:
+    """Each topic's ``remote.storage.enable`` from the log dir's metadata image, read once per worker process, as
+    ``check`` reads it (``None``: no readable metadata log)."""
+    return topic_remote_storage(log_dir)
+
+
 def analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] | None = None) -> Analysis:
     """Read one partition in full (its log dir's own files for context) and build its rows.
 
@@ -125,7 +133,7 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
     # An interrupted cleaner swap is checked as Kafka's load completes it, as ``check`` does.
     swaps = read_swap_segments(directory, directory.name) \
         if any(is_swap_file(name) for name in part.leftovers) else None
-    defects = partition_findings(data, part, swaps, _remote(log_dir))
+    defects = partition_findings(data, part, swaps, _remote(log_dir), _remote_enabled(log_dir))
     out.findings = [located_finding_row(log_dir, part, d) for d in defects]
     producers: list[dict[str, Any]] = []
     open_txns, first_unstable = 0, None

@@ -14,6 +14,7 @@ from typing import Any
 DEFAULT = Path(__file__).resolve().parent / "results" / "latest.json"
 LABELS = {
     "crc32c_one_buffer": "crc32c, one call over the whole mapping",
+    "crc32c_fresh_mapping": "crc32c, one call over a mapping made for it (page-in included)",
     "crc32c_per_batch_loop": "crc32c per batch from a Python loop (nothing else)",
     "kafkatool_shallow": "kafkatool shallow (columns)",
     "kafkatool_crc": "kafkatool CRC scan (columns, default: one thread)",
