@@ -201,14 +201,18 @@ def _where(origin: int | None, pos: int, batch: RecordBatch) -> int:
     return origin + pos if origin is not None else batch.position
 
 
+def _record_context(batch: RecordBatch) -> tuple[int, int, int, bool, bool, int]:
+    """What every record of ``batch`` is read against: base offset, base timestamp, base sequence, whether the
+    timestamps are LogAppendTime (the batch's max timestamp stands for all), whether they are control records,
+    and the max timestamp (one place for both record loops, the Python one and the native columns')."""
+    attributes = batch.attributes
+    return (batch.base_offset, batch.base_timestamp, batch.base_sequence, bool(attributes & TIMESTAMP_TYPE_FLAG),
+            bool(attributes & CONTROL_FLAG), batch.max_timestamp)
+
+
 def _decode_record_list(batch: RecordBatch, data: bytes | memoryview, origin: int | None) -> list[Record]:
     """The record loop proper, over uncompressed record bytes."""
-    base_offset = batch.base_offset
-    base_ts = batch.base_timestamp
-    base_seq = batch.base_sequence
-    log_append = bool(batch.attributes & 0x08)
-    is_control = bool(batch.attributes & 0x20)
-    max_ts = batch.max_timestamp
+    base_offset, base_ts, base_seq, log_append, is_control, max_ts = _record_context(batch)
     if not isinstance(data, bytes):
         data = bytes(data)  # one copy per batch: indexing and slicing bytes is much cheaper than a memoryview
     end = len(data)
@@ -368,12 +372,7 @@ def _records_from_columns(batch: RecordBatch, data: bytes, origin: int | None, c
     """The records of :func:`_decode_record_list` built from the native decoder's columns (same values)."""
     (attributes, ts_deltas, off_deltas, key_offsets, key_lengths, value_offsets, value_lengths, starts, sizes,
      header_counts, hk_offsets, hk_lengths, hv_offsets, hv_lengths) = (c.tolist() for c in columns)
-    base_offset = batch.base_offset
-    base_ts = batch.base_timestamp
-    base_seq = batch.base_sequence
-    log_append = bool(batch.attributes & 0x08)
-    is_control = bool(batch.attributes & 0x20)
-    max_ts = batch.max_timestamp
+    base_offset, base_ts, base_seq, log_append, is_control, max_ts = _record_context(batch)
     seq_wrap = MAX_SEQUENCE - base_seq
     out: list[Record] = []
     append = out.append
