@@ -94,6 +94,17 @@ class Coded:
         return [labels[c] for c in self.codes.tolist()]
 
 
+def _as_list(values: Any, mask: np.ndarray | None) -> list[Any]:
+    """A column (list, array or :class:`Coded`) as Python values, ``None`` where ``mask`` says null."""
+    if isinstance(values, list):
+        return values
+    out: list[Any] = values.tolist()
+    if mask is not None:
+        for i in np.flatnonzero(mask).tolist():
+            out[i] = None
+    return out
+
+
 @dataclass
 class BatchColumns:
     """The rows as columns in :data:`COLUMN_NAMES` order, plus where the range's chain landed past ``stop``.
@@ -113,15 +124,7 @@ class BatchColumns:
 
     def column(self, name: str) -> list[Any]:
         """One column as a list of Python values (``None`` for null), whichever way it is held."""
-        values = self.columns[name]
-        if isinstance(values, list):
-            return values
-        out = values.tolist()  # an array or Coded
-        mask = self.nulls.get(name)
-        if mask is not None:
-            for i in np.flatnonzero(mask).tolist():
-                out[i] = None
-        return out
+        return _as_list(self.columns[name], self.nulls.get(name))
 
     def lists(self) -> dict[str, list[Any]]:
         """Every column as :meth:`column` gives it (for comparisons and small outputs)."""
@@ -350,8 +353,8 @@ def _joined(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> tuple[
         values = [p[0][name] for p in parts]
         masks = [p[1].get(name) for p in parts]
         if all(isinstance(v, Coded) for v in values) and not any(m is not None for m in masks):
-            offsets = np.cumsum([0] + [len(v.labels) for v in values]).tolist()
-            codes = [v.codes.astype(np.int32) + o for v, o in zip(values, offsets, strict=False)]
+            offsets = np.cumsum([0] + [len(v.labels) for v in values[:-1]]).tolist()
+            codes = [v.codes.astype(np.int32) + o for v, o in zip(values, offsets, strict=True)]
             columns[name] = Coded(np.concatenate(codes), tuple(label for v in values for label in v.labels))
         elif all(isinstance(v, np.ndarray) for v in values):
             columns[name] = np.concatenate(values)
@@ -359,16 +362,7 @@ def _joined(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> tuple[
                 nulls[name] = np.concatenate([np.zeros(len(v), dtype=bool) if m is None else m
                                               for v, m in zip(values, masks, strict=True)])
         else:
-            joined: list[Any] = []
-            for v, m in zip(values, masks, strict=True):
-                if isinstance(v, list):
-                    joined += v
-                else:
-                    items = v.tolist()
-                    for i in (np.flatnonzero(m).tolist() if m is not None else ()):
-                        items[i] = None
-                    joined += items
-            columns[name] = joined
+            columns[name] = [x for v, m in zip(values, masks, strict=True) for x in _as_list(v, m)]
     return columns, nulls
 
 

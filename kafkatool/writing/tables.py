@@ -42,6 +42,7 @@ class TableOutput:
         os.chmod(self.staging, 0o777 & ~mask)  # mkdtemp makes 0700; the scan gets the user's usual mode
         self._writers: dict[str, Any] = {}
         self._pending: dict[str, list[Any]] = {}
+        self._pending_rows: dict[str, int] = {}  # rows held in _pending (summing them per append is quadratic)
         self._committed = False
 
     def table_dir(self, table: str) -> Path:
@@ -63,9 +64,9 @@ class TableOutput:
             self._writers[table] = writer
             self._pending[table] = []
         if batch.num_rows:
-            pending = self._pending[table]
-            pending.append(batch)
-            if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS:
+            self._pending[table].append(batch)
+            self._pending_rows[table] = self._pending_rows.get(table, 0) + batch.num_rows
+            if self._pending_rows[table] >= ROW_GROUP_ROWS:
                 self._flush(table)
 
     def _flush(self, table: str) -> None:
@@ -75,6 +76,7 @@ class TableOutput:
         if pending:
             self._writers[table].write_table(pa.Table.from_batches(pending), row_group_size=2 * ROW_GROUP_ROWS)
             pending.clear()
+            self._pending_rows[table] = 0
 
     def write_spark(self, table: str, frame: Any) -> None:
         """Have Spark write DataFrame ``frame`` as ``table``'s part files (into the staging directory)."""
