@@ -237,6 +237,23 @@ fn xxh32(data: &[u8]) -> u32 {
     twox_hash::XxHash32::oneshot(0, data)
 }
 
+/// An lz4 length's extension bytes from `*ip` (each 255 says another follows), as liblz4's
+/// `read_variable_length` reads them: `None` when a byte would be read at or past `stop`.
+fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
+    let mut length = 0usize;
+    loop {
+        if *ip >= stop {
+            return None;
+        }
+        let s = block[*ip] as usize;
+        *ip += 1;
+        length += s;
+        if s != 255 {
+            return Some(length);
+        }
+    }
+}
+
 /// Whether liblz4's safe decoder (cramjam's `decompress_block_into`, the Python path) accepts `block` with an
 /// output capacity of `capacity`, checked conservatively on the sequence layout: every rule of the module notes
 /// of `LZ4_MFLIMIT`, each at least as strict as liblz4's (a block lz4_flex decoded but this refuses is handed
@@ -249,17 +266,8 @@ fn lz4_liblz4_accepts(block: &[u8], capacity: usize) -> bool {
         ip += 1;
         let mut length = (token >> 4) as usize;
         if length == LZ4_RUN_MASK {
-            loop {
-                if ip + LZ4_RUN_MASK >= iend {
-                    return false;
-                }
-                let s = block[ip] as usize;
-                ip += 1;
-                length += s;
-                if s != 255 {
-                    break;
-                }
-            }
+            let Some(more) = lz4_run_length(block, &mut ip, iend.saturating_sub(LZ4_RUN_MASK)) else { return false };
+            length += more;
         }
         let lit_end = ip + length;
         op += length;
@@ -269,17 +277,10 @@ fn lz4_liblz4_accepts(block: &[u8], capacity: usize) -> bool {
         ip = lit_end + 2; // the offset (checked by lz4_flex: within the output, not 0)
         let mut mlen = (token & 0x0F) as usize;
         if mlen == 0x0F {
-            loop {
-                if ip + LZ4_LASTLITERALS + 1 >= iend {
-                    return false;
-                }
-                let s = block[ip] as usize;
-                ip += 1;
-                mlen += s;
-                if s != 255 {
-                    break;
-                }
-            }
+            let Some(more) = lz4_run_length(block, &mut ip, iend.saturating_sub(LZ4_LASTLITERALS + 1)) else {
+                return false;
+            };
+            mlen += more;
         }
         op += mlen + 4;
         if op + LZ4_LASTLITERALS > capacity {

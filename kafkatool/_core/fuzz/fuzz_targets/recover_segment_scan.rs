@@ -5,13 +5,8 @@
 #![no_main]
 
 use _native::producers::{recover_scan, Framed};
+use kafkatool_core_fuzz::word;
 use libfuzzer_sys::fuzz_target;
-
-fn word(b: &[u8], i: usize) -> i64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[i * 8..i * 8 + 8]);
-    i64::from_be_bytes(w)
-}
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 9 {

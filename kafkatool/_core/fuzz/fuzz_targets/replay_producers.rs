@@ -4,13 +4,8 @@
 #![no_main]
 
 use _native::producers::{Batch, Replay, MARKER_NONE};
+use kafkatool_core_fuzz::word;
 use libfuzzer_sys::fuzz_target;
-
-fn field(b: &[u8], i: usize) -> i64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[i * 8..i * 8 + 8]);
-    i64::from_be_bytes(w)
-}
 
 fuzz_target!(|data: &[u8]| {
     let pick = data.first().copied().unwrap_or(0);
@@ -21,15 +16,15 @@ fuzz_target!(|data: &[u8]| {
     r.keep_committed = pick & 8 == 8;
     for b in data.get(1..).unwrap_or(&[]).chunks_exact(72) {
         let batch = Batch {
-            base_offset: field(b, 0) >> (field(b, 8) & 63),
-            last_offset_delta: i64::from(field(b, 1) as i32),
-            producer_id: field(b, 2) % 8,
-            producer_epoch: i64::from(field(b, 3) as i16),
-            base_sequence: i64::from(field(b, 4) as i32),
-            attributes: field(b, 5) & 0xff,
-            max_timestamp: field(b, 6),
-            marker: if field(b, 7) & 3 == 3 { MARKER_NONE } else { (field(b, 7) & 1) as i8 },
-            coordinator_epoch: i64::from(field(b, 7) as i32 >> 2),
+            base_offset: word(b, 0) >> (word(b, 8) & 63),
+            last_offset_delta: i64::from(word(b, 1) as i32),
+            producer_id: word(b, 2) % 8,
+            producer_epoch: i64::from(word(b, 3) as i16),
+            base_sequence: i64::from(word(b, 4) as i32),
+            attributes: word(b, 5) & 0xff,
+            max_timestamp: word(b, 6),
+            marker: if word(b, 7) & 3 == 3 { MARKER_NONE } else { (word(b, 7) & 1) as i8 },
+            coordinator_epoch: i64::from(word(b, 7) as i32 >> 2),
         };
         if r.append(&batch).is_none() {
             break;

@@ -1,5 +1,5 @@
-//! What the fuzz targets share: the walk's argument mapping (the same as `tests/fuzz/native.py`'s `_walk_args`)
-//! and the fast loop's invariants.
+//! What the fuzz targets share: the walk's argument mapping (the same as `tests/fuzz/native.py`'s `_walk_args`),
+//! the fast loop's invariants, and the producer targets' row fields.
 #![forbid(unsafe_code)]
 
 use _native::walk::Chain;
@@ -16,6 +16,13 @@ pub fn args(data: &[u8]) -> (&[u8], i64, i64, i64, bool, u8) {
     let limit = (n - if head[1] >= 128 { i64::from(head[1] % 32) } else { 0 }).max(0);
     let stop = if head[2] < 128 { limit } else { i64::from(head[2]) * n.max(1) / 256 };
     (seg, pos, limit, stop, head[3] % 2 == 0, head[3])
+}
+
+/// The `i`-th big-endian 8-byte word of `b` (the producer targets' row fields).
+pub fn word(b: &[u8], i: usize) -> i64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i * 8..i * 8 + 8]);
+    i64::from_be_bytes(w)
 }
 
 /// The fast loop's invariants on one result.
