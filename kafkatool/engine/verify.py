@@ -28,9 +28,9 @@ from kafkatool.model import (
     RecordBatch,
     TimeIndexEntry,
 )
+from kafkatool.schema.record_batch import CONTROL_FLAG
 from kafkatool.storage.tiered import RemoteLog, local_start_view
 
-_CONTROL = 0x20  # the control flag of a batch's attributes (``RecordBatch.is_control``)
 COMMIT_MARKER = 1  # the ``marker`` column's COMMIT (``reading.entry_columns``: -1 none, 0 other, 1 COMMIT)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -172,7 +172,7 @@ def abort_marker_candidates(log: Sequence[LogEntry]) -> Iterator[RecordBatch]:
     if cols is None:
         yield from (e for e in log if isinstance(e, RecordBatch) and e.is_control)
         return
-    maybe = ((cols["attributes"].astype(np.int64) & _CONTROL) != 0) & (cols["marker"] != COMMIT_MARKER)
+    maybe = ((cols["attributes"].astype(np.int64) & CONTROL_FLAG) != 0) & (cols["marker"] != COMMIT_MARKER)
     for k in np.flatnonzero(maybe).tolist():
         e = log[k]
         if isinstance(e, RecordBatch):
@@ -187,18 +187,22 @@ def batch_leader_epochs(log: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
         yield from ((e.base_offset, e.partition_leader_epoch) for e in log
                     if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0)
         return
-    epoch = cols["partition_leader_epoch"]
-    carried = epoch >= 0
-    yield from zip(cols["base_offset"][carried].tolist(), epoch[carried].tolist(), strict=True)
+    offsets, epochs = _carried_epochs(cols)
+    yield from zip(offsets.tolist(), epochs.tolist(), strict=True)
 
 
 def batch_leader_epoch_arrays(log: Sequence[LogEntry]) -> tuple[np.ndarray, np.ndarray]:
     """:func:`batch_leader_epochs` as two int64 arrays (base offsets, epochs), whole columns where ``log`` gives
-    them; ``None``-free (offsets past 64 bits are not leader epoch evidence Kafka could hold either)."""
+    them."""
     cols = log_columns(log)
-    if cols is None:
-        pairs = [(o, e) for o, e in batch_leader_epochs(log) if _INT64[0] <= o <= _INT64[1]]
-        return (np.asarray([o for o, _ in pairs], dtype=np.int64), np.asarray([e for _, e in pairs], dtype=np.int64))
+    if cols is not None:
+        return _carried_epochs(cols)
+    pairs = list(batch_leader_epochs(log))  # base offsets are int64 fields: every one fits
+    return (np.asarray([o for o, _ in pairs], dtype=np.int64), np.asarray([e for _, e in pairs], dtype=np.int64))
+
+
+def _carried_epochs(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The base offsets and leader epochs of the rows whose epoch is set (>= 0), as int64."""
     epoch = cols["partition_leader_epoch"]
     carried = epoch >= 0
     return cols["base_offset"][carried].astype(np.int64), epoch[carried].astype(np.int64)

@@ -40,7 +40,6 @@ from kafkatool.schema.log_segment import read_entry_at
 from kafkatool.schema.native import core
 
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
-_CONTROL = 0x20
 MAX_COLUMN_ROWS = 1 << 20
 """The most batches a segment's header columns are built for (about 80 MB); more: the object path."""
 HEADERS_BUDGET = 32 << 20
@@ -100,7 +99,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     entries._hi = n
     entries._max_ts = max(-1, int(scan.headers["max_timestamp"].max())) if n else -1
     defects: list[Defect] = []
-    control = np.flatnonzero(scan.headers["attributes"].astype(np.int64) & _CONTROL)
+    control = np.flatnonzero(scan.headers["attributes"].astype(np.int64) & rb.CONTROL_FLAG)
     for k in control.tolist():
         at = int(pos[k])
         entry = read_entry_at(buf, at, max_output=limits.max_decompressed_bytes)
@@ -165,7 +164,7 @@ def _columns(heads: np.ndarray, pos: np.ndarray, size: np.ndarray, crc: np.ndarr
         "producer_id", "producer_epoch", "base_sequence", "records_count", "crc", "base_timestamp")}
     marker = np.full(n, -1, dtype=np.int8)
     coordinator = np.zeros(n, dtype=np.int32)
-    for k in np.flatnonzero(cols["attributes"] & _CONTROL).tolist():
+    for k in np.flatnonzero(cols["attributes"] & rb.CONTROL_FLAG).tolist():
         known = markers.get(int(pos[k])) if markers is not None else None
         marker[k], coordinator[k] = known if known is not None else _marker(entries._make(buf, lo + k))
     cols.update(position=pos, size=size, crc_invalid=crc == _CRC_INVALID, marker=marker,
