@@ -29,6 +29,7 @@ import numpy as np
 from kafkatool.model import NO_PRODUCER_EPOCH, NO_SEQUENCE, ControlRecord, ControlType, LogEntry, RecordBatch
 from kafkatool.schema import native
 from kafkatool.storage.producer_state import (
+    NO_MARKER,
     AppendCheck,
     BatchMetadata,
     ProducerStateEntry,
@@ -38,6 +39,7 @@ from kafkatool.storage.producer_state import (
     check_producer_epoch,
     check_sequence,
     check_transactional,
+    marker_of,
 )
 from kafkatool.storage.producer_state import ProducerStateManager as StorageProducerStateManager
 from kafkatool.storage.transaction_version import EpochBumpEvidence, TransactionVersion
@@ -276,7 +278,6 @@ REPLAY_COLUMNS: dict[str, type[np.integer[Any]]] = {
 """The header columns of a producer replay and their dtypes (``RecordBatch`` field names; ``marker`` is the
 transaction marker of a control batch, from its first record: -1 none, 0 ABORT, 1 COMMIT, with its
 ``coordinator_epoch``)."""
-NO_MARKER = -1
 INT64_MAX = (1 << 63) - 1
 
 ReplayColumns = dict[str, np.ndarray]
@@ -297,17 +298,6 @@ def entry_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
         return None  # a last offset past 64 bits: Python's ints
     cols["last_offset"] = base + delta
     return cols
-
-
-def marker_of(batch: RecordBatch) -> tuple[int, int]:
-    """A batch's ``marker`` and ``coordinator_epoch`` columns: what ``ProducerStateManager.append`` reads from
-    a control batch's first record (-1 and 0 when it is no transaction marker)."""
-    if not batch.is_control or not batch.records:
-        return NO_MARKER, 0
-    control = batch.records[0].control
-    if control is None or control.coordinator_epoch is None:
-        return NO_MARKER, 0
-    return (1 if control.type == ControlType.COMMIT.value else 0), control.coordinator_epoch
 
 
 def batch_columns(batches: Iterable[RecordBatch]) -> ReplayColumns:

@@ -29,9 +29,9 @@ from kafkatool.model import (
     TimeIndexEntry,
 )
 from kafkatool.schema.record_batch import CONTROL_FLAG
+from kafkatool.storage.producer_state import COMMIT_MARKER
 from kafkatool.storage.tiered import RemoteLog, local_start_view
 
-COMMIT_MARKER = 1  # the ``marker`` column's COMMIT (``reading.entry_columns``: -1 none, 0 other, 1 COMMIT)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 

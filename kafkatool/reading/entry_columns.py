@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kafkatool.model import ControlType, Defect, LogEntry, RecordBatch, SegmentData
+from kafkatool.model import Defect, LogEntry, SegmentData
 from kafkatool.reading.columns import scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import mapped
@@ -38,6 +38,7 @@ from kafkatool.schema import record_batch as rb
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.log_segment import read_entry_at
 from kafkatool.schema.native import core
+from kafkatool.storage.producer_state import marker_of
 
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
 MAX_COLUMN_ROWS = 1 << 20
@@ -107,17 +108,10 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
         err = complete_entry(entry, buf, limits=limits)
         if err is not None:
             defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
-        entries._markers[at] = _marker(entry)
+        entries._markers[at] = marker_of(entry)
     seg.defects.extend(defects)
     seg.entries = entries
     return True
-
-
-def _marker(entry: LogEntry) -> tuple[int, int]:
-    control = entry.records[0].control if isinstance(entry, RecordBatch) and entry.records else None
-    if control is None or control.coordinator_epoch is None:
-        return -1, 0
-    return (1 if control.type == ControlType.COMMIT.value else 0), control.coordinator_epoch
 
 
 def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
@@ -166,7 +160,7 @@ def _columns(heads: np.ndarray, pos: np.ndarray, size: np.ndarray, crc: np.ndarr
     coordinator = np.zeros(n, dtype=np.int32)
     for k in np.flatnonzero(cols["attributes"] & rb.CONTROL_FLAG).tolist():
         known = markers.get(int(pos[k])) if markers is not None else None
-        marker[k], coordinator[k] = known if known is not None else _marker(entries._make(buf, lo + k))
+        marker[k], coordinator[k] = known if known is not None else marker_of(entries._make(buf, lo + k))
     cols.update(position=pos, size=size, crc_invalid=crc == _CRC_INVALID, marker=marker,
                 coordinator_epoch=coordinator)
     for name in ("base_offset", "max_timestamp", "producer_id"):

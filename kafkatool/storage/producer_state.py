@@ -49,6 +49,7 @@ from kafkatool.model import (
     NO_PRODUCER_EPOCH,
     NO_SEQUENCE,
     ControlType,
+    LogEntry,
     ProducerSnapshotEntry,
     RecordBatch,
     decrement_sequence,
@@ -62,6 +63,22 @@ NO_COORDINATOR_EPOCH = -1
 """The coordinator epoch of a producer that has seen no transaction marker."""
 NO_LAST_OFFSET = -1
 """``ProducerStateEntry.lastDataOffset()`` with no cached batch."""
+
+
+#: The ``marker`` of a replay's batch columns: -1 no transaction marker, 0 ABORT, 1 COMMIT (with its coordinator
+#: epoch beside it), as ``ProducerStateManager.append`` reads a control batch's first record.
+NO_MARKER, ABORT_MARKER, COMMIT_MARKER = -1, 0, 1
+
+
+def marker_of(batch: LogEntry) -> tuple[int, int]:
+    """A batch's ``marker`` and ``coordinator_epoch`` (:data:`NO_MARKER` and 0 when it is no transaction marker:
+    not a control batch, no decoded records, or a first record that is no end-transaction marker)."""
+    if not isinstance(batch, RecordBatch) or not batch.is_control or not batch.records:
+        return NO_MARKER, 0
+    control = batch.records[0].control
+    if control is None or control.coordinator_epoch is None:
+        return NO_MARKER, 0
+    return (COMMIT_MARKER if control.type == ControlType.COMMIT.value else ABORT_MARKER), control.coordinator_epoch
 
 
 @dataclass(frozen=True, slots=True)
