@@ -29,11 +29,9 @@ from kafkatool.model import (
     TimeIndexEntry,
 )
 from kafkatool.schema.record_batch import CONTROL_FLAG
+from kafkatool.schema.time_index import INT64_MAX, INT64_MIN
 from kafkatool.storage.producer_state import COMMIT_MARKER
 from kafkatool.storage.tiered import RemoteLog, local_start_view
-
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
 
 _last: list[Any] = [None, None]  # the segment whose columns were asked last, and its columns
 
@@ -52,8 +50,7 @@ def log_columns(log: Iterable[LogEntry]) -> dict[str, np.ndarray] | None:
 
 def _int64(values: Iterable[int]) -> np.ndarray:
     """``values`` that an int64 column can hold (others match no row)."""
-    lo, hi = _INT64
-    return np.asarray([v for v in values if lo <= v <= hi], dtype=np.int64)
+    return np.asarray([v for v in values if INT64_MIN <= v <= INT64_MAX], dtype=np.int64)
 
 
 @dataclass
