@@ -128,9 +128,9 @@ def test_reference_payload(name: str, payload: Payload) -> None:
     if result[0] == "ok":
         core = native.core()
         assert core is not None
-        # Handed back by design: zstd frames without a content checksum, and lz4 (codecs.rs LZ4_NATIVE).
+        # Handed back by design: zstd frames without a content checksum.
         checksummed_zstd = codec is not Compression.ZSTD or (len(data) > 4 and data[4] & 0x04)
-        if checksummed_zstd and codec is not Compression.LZ4:
+        if checksummed_zstd:
             assert core.decompress(codec.value, data, magic, codecs.DEFAULT_MAX_OUTPUT) == result[1], name
         if result[1]:
             both(codec, data, magic, max_output=max(1, len(result[1]) - 1))
@@ -245,3 +245,14 @@ def test_lz4_block_end_rules() -> None:
         frame = head + struct.pack("<I", len(block)) + block + struct.pack("<I", 0)
         decoded += both(Compression.LZ4, frame, 2)[0] == "ok"
     assert decoded > 100
+
+
+def test_lz4_block_starting_like_a_size_prefix() -> None:
+    """A block whose first 4 bytes read as a little-endian size at most the frame's block size: cramjam alone would
+    take them for a size prefix and decode from the fifth byte; Kafka (lz4-java) decodes the whole block, and so
+    do both paths (checked against lz4-java by tests/kafka/test_lz4.py)."""
+    block = bytes.fromhex("11600100509b6ba11a28")  # "`", a match of 5 at offset 1, then 5 literals
+    head = struct.pack("<I", codecs.LZ4_MAGIC) + bytes((codecs.LZ4_KAFKA_FLG, 0x50))  # 256 KiB blocks
+    frame = (head + bytes((codecs.lz4_header_checksum(head[4:]),)) + struct.pack("<I", len(block)) + block
+             + struct.pack("<I", 0))
+    assert both(Compression.LZ4, frame, 2) == ("ok", b"`" * 6 + bytes.fromhex("9b6ba11a28"))

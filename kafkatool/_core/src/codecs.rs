@@ -14,8 +14,10 @@
 //!   big-endian length-prefixed raw blocks, a repeated header skipped; no header: one raw block.
 //! - lz4 (`Lz4Compression`, Kafka's `Lz4BlockInputStream`): the frame descriptor checks, the header checksum
 //!   ignored for magic 0 (KAFKA-3160), block checksums when flagged, the content checksum read, not verified.
-//!   Blocks are decoded by lz4_flex where their layout meets liblz4's end-of-block rules (`lz4_liblz4_accepts`;
-//!   the Python path decodes with liblz4), else handed back.
+//!   Blocks are decoded by `lz4_block`, a model of liblz4 1.10.0's `LZ4_decompress_safe` (its fast and safe
+//!   loops, each with its own end-of-block rules), the decoder of Kafka's lz4-java and of the Python path:
+//!   it refuses what liblz4 refuses and decodes the rest to the same bytes (offset 0, whose output liblz4 takes
+//!   from the unwritten buffer, is handed back).
 //! - zstd (`ZstdCompression`, zstd-jni's `ZstdInputStream`): one or more frames, skippable frames allowed. Only
 //!   frames with a content checksum are decoded here (ruzstd accepts some corrupt blocks libzstd refuses, and
 //!   without a checksum the difference cannot be seen); Kafka's producers write none, so zstd batches mostly
@@ -48,13 +50,14 @@ const LZ4_FLG_CONTENT_SIZE: u8 = 0x08;
 const LZ4_FLG_CONTENT_CHECKSUM: u8 = 0x04;
 const LZ4_FLG_RESERVED: u8 = 0x03;
 const LZ4_BD_RESERVED: u8 = 0x8F;
-/// liblz4's end-of-block parsing restrictions (`LZ4_decompress_generic`, safe mode): a literal run ending within
-/// `MFLIMIT` bytes of the output capacity, or within 8 bytes of the input end, must be the last sequence; a match
-/// must end at least `LASTLITERALS` bytes before the capacity; a literal-length extension must start before
-/// `RUN_MASK` bytes from the input end.
+/// liblz4's parsing constants (`lib/lz4.c`): a literal run ending within `MFLIMIT` bytes of the output capacity
+/// must be the last sequence; the last `LASTLITERALS` bytes are literals; `RUN_MASK` (15) in a token's nibble
+/// says a length extension follows; the fast loop runs while `FASTLOOP_SAFE_DISTANCE` bytes of output are left.
 const LZ4_MFLIMIT: usize = 12;
 const LZ4_LASTLITERALS: usize = 5;
 const LZ4_RUN_MASK: usize = 15;
+const LZ4_MINMATCH: usize = 4;
+const LZ4_FASTLOOP_SAFE_DISTANCE: usize = 64;
 
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 const ZSTD_SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
@@ -68,8 +71,6 @@ const ZSTD_CHECKSUM_FLAG: u8 = 0x04;
 pub const GZIP: u8 = 1;
 pub const SNAPPY: u8 = 2;
 pub const LZ4: u8 = 3;
-/// Whether lz4 payloads are decoded here; off until the native decoder refuses exactly what liblz4 refuses.
-pub const LZ4_NATIVE: bool = false;
 pub const ZSTD: u8 = 4;
 
 /// Decompress `data` as Kafka reads codec `codec` (magic matters for lz4 only), never past `max_output`
@@ -78,9 +79,7 @@ pub fn decompress(codec: u8, data: &[u8], magic: i8, max_output: usize) -> Optio
     match codec {
         GZIP => gunzip(data, max_output),
         SNAPPY => unsnappy(data, max_output),
-        // Handed back while LZ4_NATIVE is off: fuzzing found blocks lz4_flex decodes that liblz4 (the Python path,
-        // and lz4-java in Kafka) refuses, and a magic-0 frame decoded to other bytes (see the README).
-        LZ4 if LZ4_NATIVE => unlz4(data, magic, max_output),
+        LZ4 => unlz4(data, magic, max_output),
         ZSTD => unzstd(data, max_output),
         _ => None,
     }
@@ -238,7 +237,7 @@ fn xxh32(data: &[u8]) -> u32 {
 }
 
 /// An lz4 length's extension bytes from `*ip` (each 255 says another follows), as liblz4's
-/// `read_variable_length` reads them: `None` when a byte would be read at or past `stop`.
+/// `read_variable_length` reads them: `None` when a byte would be read at or past `stop` (its `ilimit`).
 fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
     let mut length = 0usize;
     loop {
@@ -254,38 +253,104 @@ fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
     }
 }
 
-/// Whether liblz4's safe decoder (cramjam's `decompress_block_into`, the Python path) accepts `block` with an
-/// output capacity of `capacity`, checked conservatively on the sequence layout: every rule of the module notes
-/// of `LZ4_MFLIMIT`, each at least as strict as liblz4's (a block lz4_flex decoded but this refuses is handed
-/// back). Blocks written by LZ4 compressors (last 5 bytes literals, last match 12 bytes before the end) pass.
-fn lz4_liblz4_accepts(block: &[u8], capacity: usize) -> bool {
-    let iend = block.len();
-    let (mut ip, mut op) = (0usize, 0usize);
+/// Append `length` bytes copied from `offset` bytes back (`1 <= offset <= out.len()`); an overlapping match
+/// repeats its first `offset` bytes, the copy doubling each round.
+fn lz4_copy_match(out: &mut Vec<u8>, offset: usize, length: usize) {
+    let start = out.len() - offset;
+    let mut left = length;
+    while left > 0 {
+        let n = left.min(out.len() - start);
+        out.extend_from_within(start..start + n);
+        left -= n;
+    }
+}
+
+/// Decode one lz4 block onto `out` exactly as liblz4 1.10.0's `LZ4_decompress_safe(src, dst, src.len(), capacity)`
+/// does on x86_64 (the `LZ4_decompress_generic` instance with `decode_full_block`, `noDict` and
+/// `LZ4_FAST_DEC_LOOP`), which is what Kafka's lz4-java (1.10.1 and 1.11.2 bundle liblz4 1.10.0, through JNI)
+/// and the Python path (cramjam, liblz4) run. `None` where liblz4 refuses the block, and where it would copy
+/// from an offset of 0 (its output is then whatever the buffer held: handed back).
+///
+/// liblz4 decodes in two loops with different end rules, modelled here step by step:
+/// - the fast loop, while at least `FASTLOOP_SAFE_DISTANCE` (64) bytes of output are left: short literals are
+///   taken while 17 bytes of input remain, long ones while 32 bytes of input and of output remain; a match
+///   that would end within 64 bytes of the capacity moves to the safe loop's match copy;
+/// - the safe loop (never left again): a shortcut for short literals and short matches (no end-of-output rule
+///   for the match) while 16 bytes of input and 32 of output remain; otherwise a literal run ending within
+///   `MFLIMIT` bytes of the capacity or 8 bytes of the input end must end the block exactly at the input end,
+///   and a match must end `LASTLITERALS` bytes before the capacity.
+///
+/// Length extensions stop 15 bytes (literals) and 4 bytes (matches) before the input end, as
+/// `read_variable_length` is told; an offset reaching before the block start is refused in both loops.
+fn lz4_block(src: &[u8], capacity: usize, out: &mut Vec<u8>) -> Option<()> {
+    let n = src.len();
+    if n == 0 || capacity == 0 {
+        return None; // liblz4: an empty block is an error; capacity 0 never occurs in a frame
+    }
+    let base = out.len();
+    let lit_stop = n.saturating_sub(LZ4_RUN_MASK);
+    let match_stop = n.saturating_sub(LZ4_MINMATCH);
+    let mut fast = capacity >= LZ4_FASTLOOP_SAFE_DISTANCE;
+    let mut ip = 0usize;
     loop {
-        let Some(&token) = block.get(ip) else { return false };
+        let op = out.len() - base;
+        let token = *src.get(ip)?;
         ip += 1;
-        let mut length = (token >> 4) as usize;
+        let mut lit = (token >> 4) as usize;
+        let mut shortcut = false;
+        let safe_literal = if fast {
+            if lit == LZ4_RUN_MASK {
+                lit = lit.checked_add(lz4_run_length(src, &mut ip, lit_stop)?)?;
+                op.checked_add(lit)?.checked_add(32)? > capacity || ip.checked_add(lit)?.checked_add(32)? > n
+            } else {
+                ip + 17 > n
+            }
+        } else if lit != LZ4_RUN_MASK && ip + 16 < n && op + 32 <= capacity {
+            shortcut = true;
+            false
+        } else {
+            if lit == LZ4_RUN_MASK {
+                lit = lit.checked_add(lz4_run_length(src, &mut ip, lit_stop)?)?;
+            }
+            true
+        };
+        let lit_end = ip.checked_add(lit)?;
+        let op = op.checked_add(lit)?;
+        if safe_literal {
+            fast = false;
+            if op.checked_add(LZ4_MFLIMIT)? > capacity || lit_end.checked_add(2 + 1 + LZ4_LASTLITERALS)? > n {
+                // the last sequence: its literals must end the input exactly, within the capacity
+                if lit_end != n || op > capacity {
+                    return None;
+                }
+                out.extend_from_slice(src.get(ip..lit_end)?);
+                return Some(());
+            }
+        }
+        out.extend_from_slice(src.get(ip..lit_end)?);
+        ip = lit_end;
+        let offset = u16le(src, ip)? as usize;
+        ip += 2;
+        if offset == 0 {
+            return None; // liblz4 copies unwritten bytes: left to the Python path
+        }
+        let mut length = (token & 0x0F) as usize;
+        if shortcut && length != LZ4_RUN_MASK && offset >= 8 && offset <= op {
+            lz4_copy_match(out, offset, length + LZ4_MINMATCH); // the shortcut's 18-byte copy, unchecked
+            continue;
+        }
         if length == LZ4_RUN_MASK {
-            let Some(more) = lz4_run_length(block, &mut ip, iend.saturating_sub(LZ4_RUN_MASK)) else { return false };
-            length += more;
+            length = length.checked_add(lz4_run_length(src, &mut ip, match_stop)?)?;
         }
-        let lit_end = ip + length;
-        op += length;
-        if op > capacity.saturating_sub(LZ4_MFLIMIT) || lit_end + 2 + 1 + LZ4_LASTLITERALS > iend {
-            return lit_end == iend && op <= capacity; // must be the last sequence
+        length += LZ4_MINMATCH;
+        let end = op.checked_add(length)?;
+        if fast && end.checked_add(LZ4_FASTLOOP_SAFE_DISTANCE)? >= capacity {
+            fast = false; // to the safe loop's match copy
         }
-        ip = lit_end + 2; // the offset (checked by lz4_flex: within the output, not 0)
-        let mut mlen = (token & 0x0F) as usize;
-        if mlen == 0x0F {
-            let Some(more) = lz4_run_length(block, &mut ip, iend.saturating_sub(LZ4_LASTLITERALS + 1)) else {
-                return false;
-            };
-            mlen += more;
+        if offset > op || (!fast && end.checked_add(LZ4_LASTLITERALS)? > capacity) {
+            return None;
         }
-        op += mlen + 4;
-        if op + LZ4_LASTLITERALS > capacity {
-            return false;
-        }
+        lz4_copy_match(out, offset, length);
     }
 }
 
@@ -343,11 +408,9 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
             if size == 0 {
                 return None; // liblz4 refuses an empty compressed block
             }
-            let at = out.len();
-            out.resize(at + max_block, 0);
-            let n = lz4_flex::block::decompress_into(block, &mut out[at..]).ok()?;
-            out.truncate(at + n);
-            if !lz4_liblz4_accepts(block, max_block) || out.len() > max_output {
+            out.reserve(max_block.min(max_output + 1 - out.len()));
+            lz4_block(block, max_block, &mut out)?;
+            if out.len() > max_output {
                 return None;
             }
         }
@@ -535,15 +598,59 @@ mod tests {
         let _ = read_all(&gz[..]);
     }
 
+    fn lz4(block: &[u8], capacity: usize) -> Option<Vec<u8>> {
+        let mut out = b"earlier blocks".to_vec();
+        lz4_block(block, capacity, &mut out)?;
+        Some(out.split_off(14))
+    }
+
     #[test]
-    fn lz4_layout_rules() {
+    fn lz4_blocks_as_liblz4_decodes_them() {
         let data: Vec<u8> = (0..65_536u32).map(|i| (i % 97) as u8).collect();
         let block = lz4_flex::block::compress(&data);
-        assert!(lz4_liblz4_accepts(&block, 65_536)); // a full 64 KiB block, as Kafka's producers write them
-        assert!(!lz4_liblz4_accepts(&block, 65_000)); // past the capacity
+        assert_eq!(lz4(&block, 65_536).as_deref(), Some(&data[..])); // a full 64 KiB block, as producers write
+        assert_eq!(lz4(&block, 65_000), None); // past the capacity
+        assert_eq!(lz4(&block[..block.len() - 1], 65_536), None); // truncated
         // literals "abcd", a match of 4 at offset 4, then no final literals: liblz4 refuses (last 5 bytes)
-        assert!(!lz4_liblz4_accepts(&[0x40, b'a', b'b', b'c', b'd', 4, 0, 0x00], 1 << 16));
-        assert!(lz4_liblz4_accepts(&[0x50, b'a', b'b', b'c', b'd', b'e'], 1 << 16));
+        assert_eq!(lz4(&[0x40, b'a', b'b', b'c', b'd', 4, 0, 0x00], 1 << 16), None);
+        assert_eq!(lz4(&[0x50, b'a', b'b', b'c', b'd', b'e'], 1 << 16).as_deref(), Some(&b"abcde"[..]));
+        assert_eq!(lz4(&[0x00], 1 << 16).as_deref(), Some(&b""[..]));
+        assert_eq!(lz4(&[], 1 << 16), None);
+        // "ab", a match of 20 at offset 2 (overlapping), then 5 literals
+        let mut seq = vec![0x2F, b'a', b'b', 2, 0, 1, 0x50];
+        seq.extend_from_slice(b"vwxyz");
+        let want = [&b"ab".repeat(11)[..], b"vwxyz"].concat();
+        assert_eq!(lz4(&seq, 1 << 16).as_deref(), Some(&want[..]));
+        seq[3] = 3; // offset 3 reaches before the block
+        assert_eq!(lz4(&seq, 1 << 16), None);
+        seq[3] = 0; // offset 0: handed back
+        assert_eq!(lz4(&seq, 1 << 16), None);
+    }
+
+    #[test]
+    fn lz4_fast_and_safe_loop_end_rules() {
+        // 10 literals, a match of 4 at offset 1, then "wxyz" (the 10 literals end 7 bytes before the input end):
+        // the fast loop (64 KiB of room) and the safe loop's shortcut (63) take it; at 20 the safe loop's
+        // literal rule applies (within MFLIMIT of the capacity: must be the last sequence) and refuses it
+        let mut seq = vec![0xA0];
+        seq.extend_from_slice(b"abcdefghij");
+        seq.extend_from_slice(&[1, 0, 0x40]);
+        seq.extend_from_slice(b"wxyz");
+        let want = b"abcdefghijjjjjwxyz";
+        assert_eq!(lz4(&seq, 1 << 16).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&seq, 63).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&seq, 20), None);
+        // 14 literals and a match of 18 ending exactly at the capacity (32), then an empty last run: the safe
+        // loop's shortcut does not check the last-5-literals rule, so liblz4 accepts it; at 31 it is refused
+        let mut end = vec![0xEE];
+        end.extend_from_slice(b"abcdefghijklmn");
+        end.extend_from_slice(&[8, 0, 0x00]);
+        let want = [&b"abcdefghijklmn"[..], b"ghijklmnghijklmngh"].concat();
+        assert_eq!(lz4(&end, 32).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&end, 1 << 16).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&end, 31), None);
+        // a match ending 1 byte before the capacity through the safe loop's match copy: refused
+        assert_eq!(lz4(&[0x15, b'a', 1, 0, 0x00], 11), None);
     }
 
     #[test]
