@@ -25,14 +25,14 @@ import pytest
 from kafkatool.errors import CodecError
 from kafkatool.model import Compression
 from kafkatool.schema import codecs, native
+from tests.fuzz.lz4_blocks import edge_blocks, frame, hand_blocks, random_block
 from tests.fuzz.native import python_path
 from tests.kafka import versions
-from tests.test_native_codecs import _lz4_block, _lz4_ext, framed_payloads
+from tests.test_native_codecs import framed_payloads
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "lz4" / "Lz4Oracle.java"
 FINDINGS = HERE.parent / "fuzz" / "findings"
-BD = {64 << 10: 0x40, 256 << 10: 0x50, 1 << 20: 0x60, 4 << 20: 0x70}
 BLOCK, FRAME = 0, 1
 Case = tuple[int, int, bytes]  # kind, capacity (block) or magic (frame), bytes
 Outcome = tuple[str, int, str] | tuple[str]
@@ -66,13 +66,6 @@ def _digest(data: bytes | None) -> Outcome:
     return ("error",) if data is None else ("ok", len(data), hashlib.sha256(data).hexdigest())
 
 
-def _frame(block: bytes, capacity: int) -> bytes:
-    """``block`` as the one block of a magic 2 frame whose maximum block size is ``capacity``."""
-    head = struct.pack("<I", codecs.LZ4_MAGIC) + bytes((codecs.LZ4_KAFKA_FLG, BD[capacity]))
-    return (head + bytes((codecs.lz4_header_checksum(head[4:]),)) + struct.pack("<I", len(block)) + block
-            + struct.pack("<I", 0))
-
-
 def python_block(block: bytes, capacity: int) -> Outcome:
     """The Python path's block decode (``codecs._lz4_block``)."""
     scratch = bytearray(capacity)
@@ -86,14 +79,14 @@ def native_block(block: bytes, capacity: int) -> Outcome | None:
     """The native core's block decode (inside a frame), ``None`` when it hands the block back."""
     core = native.core()
     assert core is not None
-    out = core.decompress(Compression.LZ4.value, _frame(block, capacity), 2, 64 << 20)
+    out = core.decompress(Compression.LZ4.value, frame(block, capacity), 2, 64 << 20)
     return None if out is None else _digest(bytes(out))
 
 
-def frame_outcome(frame: bytes, magic: int) -> Outcome:
-    """``codecs.decompress`` on ``frame`` (the native core first, unless in a ``python_path`` block)."""
+def frame_outcome(payload: bytes, magic: int) -> Outcome:
+    """``codecs.decompress`` on ``payload`` (the native core first, unless in a ``python_path`` block)."""
     try:
-        return _digest(codecs.decompress(Compression.LZ4, frame, magic=magic))
+        return _digest(codecs.decompress(Compression.LZ4, payload, magic=magic))
     except CodecError:
         return ("error",)
 
@@ -101,84 +94,32 @@ def frame_outcome(frame: bytes, magic: int) -> Outcome:
 # --- the cases ---------------------------------------------------------------------------------------------
 
 
-def _sequence(lit: bytes, offset: int, match: int) -> bytes:
-    """One lz4 sequence: the literals, then a match of ``match`` bytes (>= 4) at ``offset``."""
-    ml = match - 4
-    out = bytearray([(min(len(lit), 15) << 4) | min(ml, 15)])
-    if len(lit) >= 15:
-        out += _lz4_ext(len(lit) - 15)
-    out += lit + struct.pack("<H", offset)
-    if ml >= 15:
-        out += _lz4_ext(ml - 15)
-    return bytes(out)
-
-
-def _last(lit: bytes) -> bytes:
-    return bytes([min(len(lit), 15) << 4]) + (_lz4_ext(len(lit) - 15) if len(lit) >= 15 else b"") + lit
-
-
-def edge_blocks(rng: random.Random) -> Iterator[tuple[bytes, int]]:
-    """Blocks whose output reaches the capacity's last 100 bytes (where liblz4 leaves its fast loop) through
-    every kind of tail: short and long literals, matches ending at the capacity, 4 bytes before it, or past it,
-    inputs ending right after a short literal run."""
-    for capacity in (64 << 10, 256 << 10):
-        for gap in range(0, 100):
-            for _ in range(6):
-                head = _sequence(rng.randbytes(rng.choice([1, 8, 14, 15, 40])), 1, capacity - gap - 60)
-                out = capacity - gap - 60 + (head[0] >> 4 if head[0] >> 4 < 15 else 0)
-                body = bytearray(head)
-                target = capacity - rng.choice([0, 0, 1, 4, 5, 6, 12, 13, 20]) + rng.choice([0, 0, 0, 1, 8])
-                while True:
-                    left = target - out
-                    if left <= 18 or rng.random() < 0.2:
-                        body += _last(rng.randbytes(max(0, min(left, rng.choice([0, 1, 5, 8, left])))))
-                        break
-                    lit = rng.randrange(0, min(15, left))
-                    match = rng.randrange(4, min(19, max(5, left - lit)) + 1)
-                    body += _sequence(rng.randbytes(lit), rng.choice([1, 2, 7, 8, 9, 16]), match)
-                    out += lit + match
-                yield bytes(body), capacity
-
-
-def hand_blocks() -> Iterator[tuple[bytes, int]]:
-    """The cases of codecs.rs's unit tests and the loops' thresholds one byte either side."""
-    ten = _sequence(b"abcdefghij", 1, 4) + _last(b"wxyz")
-    end = bytes([0xEE]) + b"abcdefghijklmn" + bytes([8, 0, 0x00])
-    for capacity in (64 << 10,):
-        yield ten, capacity
-        yield end, capacity
-        yield b"\x00", capacity
-        yield bytes([0x50]) + b"abcde", capacity
-        for n in range(0, 40):  # a short first literal run with the input ending n bytes after it
-            yield _sequence(b"0123456789abcd"[: n % 15], 1, 4) + _last(bytes(n)), capacity
-
-
 def random_blocks(rng: random.Random, count: int) -> Iterator[tuple[bytes, int]]:
-    """Random sequence layouts (tests.test_native_codecs) and blocks starting with a small little-endian size."""
+    """Random sequence layouts (tests.fuzz.lz4_blocks) and blocks starting with a small little-endian size."""
     for _ in range(count):
         capacity = rng.choice([64 << 10, 64 << 10, 256 << 10])
         if rng.random() < 0.7:
-            yield _lz4_block(rng, rng.choice([20, 200, 5000, capacity - rng.randrange(0, 80), capacity])), capacity
+            yield random_block(rng, rng.choice([20, 200, 5000, capacity - rng.randrange(0, 80), capacity])), capacity
         else:
             size = rng.randrange(0, capacity + 1)
-            yield struct.pack("<I", size) + _lz4_block(rng, rng.choice([20, 200, min(size, 5000) + 1])), capacity
+            yield struct.pack("<I", size) + random_block(rng, rng.choice([20, 200, min(size, 5000) + 1])), capacity
 
 
 def finding_blocks() -> Iterator[tuple[bytes, int]]:
     """The blocks of the lz4 frames in the fuzz findings."""
-    for _frame_bytes, _magic in finding_frames():
-        frame = _frame_bytes
-        if len(frame) < 7 or frame[:4] != struct.pack("<I", codecs.LZ4_MAGIC):
+    for payload, _magic in finding_frames():
+        if len(payload) < 7 or payload[:4] != struct.pack("<I", codecs.LZ4_MAGIC):
             continue
-        capacity = codecs.LZ4_BLOCK_SIZES.get((frame[5] >> 4) & 7)
-        pos = 7 + (8 if frame[4] & codecs.LZ4_FLG_CONTENT_SIZE else 0)
-        while capacity and len(frame) - pos >= 4:
-            (size,) = struct.unpack_from("<I", frame, pos)
+        capacity = codecs.LZ4_BLOCK_SIZES.get((payload[5] >> 4) & 7)
+        flg = payload[4]
+        pos = 7 + (8 if flg & codecs.LZ4_FLG_CONTENT_SIZE else 0)
+        while capacity and len(payload) - pos >= 4:
+            (size,) = struct.unpack_from("<I", payload, pos)
             pos += 4
-            if size == 0 or size & codecs.LZ4_FRAME_INCOMPRESSIBLE_MASK or size > len(frame) - pos:
+            if size == 0 or size & codecs.LZ4_FRAME_INCOMPRESSIBLE_MASK or size > len(payload) - pos:
                 break
-            yield frame[pos:pos + size], capacity
-            pos += size + (4 if frame[4] & codecs.LZ4_FLG_BLOCK_CHECKSUM else 0)
+            yield payload[pos:pos + size], capacity
+            pos += size + (4 if flg & codecs.LZ4_FLG_BLOCK_CHECKSUM else 0)
 
 
 def finding_frames() -> Iterator[tuple[bytes, int]]:
@@ -201,14 +142,14 @@ def frames(rng: random.Random, count: int) -> Iterator[tuple[bytes, int]]:
     for _ in range(count):
         magic = rng.choice([0, 1, 2])
         raw = rng.randbytes(rng.randrange(0, 300)) * rng.randrange(1, 400)
-        frame = bytearray(codecs.compress(Compression.LZ4, raw, magic=magic))
+        data = bytearray(codecs.compress(Compression.LZ4, raw, magic=magic))
         roll = rng.random()
         if roll < 0.4:
             for _ in range(rng.randrange(1, 4)):
-                frame[rng.randrange(len(frame))] ^= rng.randrange(1, 256)
+                data[rng.randrange(len(data))] ^= rng.randrange(1, 256)
         elif roll < 0.6:
-            del frame[rng.randrange(len(frame)):]
-        yield bytes(frame), magic
+            del data[rng.randrange(len(data)):]
+        yield bytes(data), magic
 
 
 # --- the tests ---------------------------------------------------------------------------------------------
@@ -244,8 +185,8 @@ def test_frames_read_as_kafka_reads_them(kafka_version: str, work: Path) -> None
     """Whole frames through ``Lz4BlockInputStream`` (magic 0: the descriptor checksum ignored): the same bytes or
     an error, on both paths."""
     cases = list(frames(random.Random(f"lz4-frames-{kafka_version}"), 600))
-    _head, kafka = kafka_outcomes(kafka_version, work, [(FRAME, magic, frame) for frame, magic in cases])
-    for (frame, magic), want in zip(cases, kafka, strict=True):
-        assert frame_outcome(frame, magic) == want, (magic, frame[:80].hex())
+    _head, kafka = kafka_outcomes(kafka_version, work, [(FRAME, magic, payload) for payload, magic in cases])
+    for (payload, magic), want in zip(cases, kafka, strict=True):
+        assert frame_outcome(payload, magic) == want, (magic, payload[:80].hex())
         with python_path():
-            assert frame_outcome(frame, magic) == want, (magic, frame[:80].hex())
+            assert frame_outcome(payload, magic) == want, (magic, payload[:80].hex())
