@@ -238,6 +238,7 @@ fn xxh32(data: &[u8]) -> u32 {
 
 /// An lz4 length's extension bytes from `*ip` (each 255 says another follows), as liblz4's
 /// `read_variable_length` reads them: `None` when a byte would be read at or past `stop` (its `ilimit`).
+#[inline(always)]
 fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
     let mut length = 0usize;
     loop {
@@ -253,22 +254,93 @@ fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
     }
 }
 
-/// Append `length` bytes copied from `offset` bytes back (`1 <= offset <= out.len()`); an overlapping match
-/// repeats its first `offset` bytes, the copy doubling each round.
-fn lz4_copy_match(out: &mut Vec<u8>, offset: usize, length: usize) {
-    let start = out.len() - offset;
-    let mut left = length;
-    while left > 0 {
-        let n = left.min(out.len() - start);
-        out.extend_from_within(start..start + n);
-        left -= n;
+/// Copy `length` bytes from `offset` bytes before `op` to `op` in `dst` (`1 <= offset <= op`, the end within
+/// `dst`): an overlapping match repeats its first `offset` bytes. Matches 8 or more bytes back are copied in
+/// chunks of 16 or 8 when `dst` has the room past their end (the bytes past it are rewritten later, as liblz4's
+/// wild copies do); a nearer overlapping match is copied in rounds that double.
+#[inline(always)]
+fn lz4_copy_match(dst: &mut [u8], op: usize, offset: usize, length: usize) -> Option<()> {
+    let start = op.checked_sub(offset)?;
+    let end = op.checked_add(length)?;
+    if end > dst.len() {
+        return None; // not reached: the callers check the end against the capacity
     }
+    if offset >= 16 && end + 16 <= dst.len() {
+        if length <= 16 {
+            dst.copy_within(start..start + 16, op);
+            return Some(());
+        }
+        for k in (0..length).step_by(16) {
+            dst.copy_within(start + k..start + k + 16, op + k);
+        }
+    } else if offset >= 8 && end + 8 <= dst.len() {
+        for k in (0..length).step_by(8) {
+            dst.copy_within(start + k..start + k + 8, op + k);
+        }
+    } else if offset >= length {
+        dst.copy_within(start..end - offset, op);
+    } else if offset == 1 {
+        let byte = *dst.get(start)?;
+        dst.get_mut(op..end)?.fill(byte);
+    } else {
+        let mut done = 0;
+        while done < length {
+            let n = (offset + done).min(length - done);
+            dst.copy_within(start..start + n, op + done);
+            done += n;
+        }
+    }
+    Some(())
 }
 
-/// Decode one lz4 block onto `out` exactly as liblz4 1.10.0's `LZ4_decompress_safe(src, dst, src.len(), capacity)`
-/// does on x86_64 (the `LZ4_decompress_generic` instance with `decode_full_block`, `noDict` and
+/// Copy `length` literals from `src[ip..]` to `dst[op..]`, 16 bytes at once when both have the room.
+#[inline(always)]
+fn lz4_copy_literals(src: &[u8], ip: usize, dst: &mut [u8], op: usize, length: usize) -> Option<()> {
+    if length <= 16 && ip + 16 <= src.len() && op + 16 <= dst.len() {
+        dst.get_mut(op..op + 16)?.copy_from_slice(src.get(ip..ip + 16)?);
+    } else {
+        dst.get_mut(op..op + length)?.copy_from_slice(src.get(ip..ip + length)?);
+    }
+    Some(())
+}
+
+/// The fast loop's common sequence in one step: short literals (0-14, with 17 bytes of input left), a short
+/// match (4-18 bytes) 8 or more bytes back ending more than `FASTLOOP_SAFE_DISTANCE` bytes before the capacity, so
+/// that no end rule of either loop applies. The positions after it, or `None` (nothing written) for any other
+/// sequence, which `lz4_block` then takes rule by rule. Copies 16 literal bytes and 18 match bytes (in 8-byte
+/// steps when the match is nearer than that), as liblz4 does: the bytes past the ends are rewritten next.
+#[inline(always)]
+fn lz4_short_sequence(src: &[u8], dst: &mut [u8], ip: usize, op: usize) -> Option<(usize, usize)> {
+    let token = *src.get(ip)?;
+    let (lit, length) = ((token >> 4) as usize, (token & 0x0F) as usize + LZ4_MINMATCH);
+    let chunk: &[u8; 17] = src.get(ip + 1..ip + 18)?.try_into().ok()?;
+    if lit == LZ4_RUN_MASK || length == LZ4_RUN_MASK + LZ4_MINMATCH {
+        return None;
+    }
+    let offset = u16::from_le_bytes([chunk[lit], chunk[lit + 1]]) as usize;
+    let match_op = op + lit;
+    let end = match_op + length;
+    if offset < 8 || offset > match_op || end + LZ4_FASTLOOP_SAFE_DISTANCE >= dst.len() {
+        return None;
+    }
+    dst.get_mut(op..op + 16)?.copy_from_slice(&chunk[..16]);
+    let start = match_op - offset;
+    if offset >= 18 {
+        let bytes: [u8; 18] = dst.get(start..start + 18)?.try_into().ok()?;
+        dst.get_mut(match_op..match_op + 18)?.copy_from_slice(&bytes);
+    } else {
+        for at in [0, 8, 16] {
+            let bytes: [u8; 8] = dst.get(start + at..start + at + 8)?.try_into().ok()?;
+            dst.get_mut(match_op + at..match_op + at + 8)?.copy_from_slice(&bytes);
+        }
+    }
+    Some((ip + 1 + lit + 2, end))
+}
+
+/// Decode one lz4 block into `dst` (its length the capacity; what it holds does not matter), exactly as liblz4
+/// 1.10.0's `LZ4_decompress_safe(src, dst, src.len(), capacity)` does on x86_64 (the `LZ4_decompress_generic` instance with `decode_full_block`, `noDict` and
 /// `LZ4_FAST_DEC_LOOP`), which is what Kafka's lz4-java (1.10.1 and 1.11.2 bundle liblz4 1.10.0, through JNI)
-/// and the Python path (cramjam, liblz4) run. `None` where liblz4 refuses the block, and where it would copy
+/// and the Python path (cramjam, liblz4) run: the bytes decoded, or `None` where liblz4 refuses the block, and where it would copy
 /// from an offset of 0 (its output is then whatever the buffer held: handed back).
 ///
 /// liblz4 decodes in two loops with different end rules, modelled here step by step:
@@ -282,18 +354,23 @@ fn lz4_copy_match(out: &mut Vec<u8>, offset: usize, length: usize) {
 ///
 /// Length extensions stop 15 bytes (literals) and 4 bytes (matches) before the input end, as
 /// `read_variable_length` is told; an offset reaching before the block start is refused in both loops.
-fn lz4_block(src: &[u8], capacity: usize, out: &mut Vec<u8>) -> Option<()> {
+fn lz4_block(src: &[u8], dst: &mut [u8]) -> Option<usize> {
     let n = src.len();
+    let capacity = dst.len();
     if n == 0 || capacity == 0 {
         return None; // liblz4: an empty block is an error; capacity 0 never occurs in a frame
     }
-    let base = out.len();
     let lit_stop = n.saturating_sub(LZ4_RUN_MASK);
     let match_stop = n.saturating_sub(LZ4_MINMATCH);
     let mut fast = capacity >= LZ4_FASTLOOP_SAFE_DISTANCE;
-    let mut ip = 0usize;
+    let (mut ip, mut op) = (0usize, 0usize);
     loop {
-        let op = out.len() - base;
+        if fast {
+            if let Some((next_ip, next_op)) = lz4_short_sequence(src, dst, ip, op) {
+                (ip, op) = (next_ip, next_op);
+                continue;
+            }
+        }
         let token = *src.get(ip)?;
         ip += 1;
         let mut lit = (token >> 4) as usize;
@@ -315,20 +392,21 @@ fn lz4_block(src: &[u8], capacity: usize, out: &mut Vec<u8>) -> Option<()> {
             true
         };
         let lit_end = ip.checked_add(lit)?;
-        let op = op.checked_add(lit)?;
+        let lit_op = op.checked_add(lit)?;
         if safe_literal {
             fast = false;
-            if op.checked_add(LZ4_MFLIMIT)? > capacity || lit_end.checked_add(2 + 1 + LZ4_LASTLITERALS)? > n {
+            if lit_op.checked_add(LZ4_MFLIMIT)? > capacity || lit_end.checked_add(2 + 1 + LZ4_LASTLITERALS)? > n {
                 // the last sequence: its literals must end the input exactly, within the capacity
-                if lit_end != n || op > capacity {
+                if lit_end != n || lit_op > capacity {
                     return None;
                 }
-                out.extend_from_slice(src.get(ip..lit_end)?);
-                return Some(());
+                dst.get_mut(op..lit_op)?.copy_from_slice(src.get(ip..lit_end)?);
+                return Some(lit_op);
             }
         }
-        out.extend_from_slice(src.get(ip..lit_end)?);
+        lz4_copy_literals(src, ip, dst, op, lit)?;
         ip = lit_end;
+        op = lit_op;
         let offset = u16le(src, ip)? as usize;
         ip += 2;
         if offset == 0 {
@@ -336,7 +414,9 @@ fn lz4_block(src: &[u8], capacity: usize, out: &mut Vec<u8>) -> Option<()> {
         }
         let mut length = (token & 0x0F) as usize;
         if shortcut && length != LZ4_RUN_MASK && offset >= 8 && offset <= op {
-            lz4_copy_match(out, offset, length + LZ4_MINMATCH); // the shortcut's 18-byte copy, unchecked
+            length += LZ4_MINMATCH; // the shortcut's 18-byte copy, no end-of-output rule
+            lz4_copy_match(dst, op, offset, length)?;
+            op += length;
             continue;
         }
         if length == LZ4_RUN_MASK {
@@ -350,7 +430,8 @@ fn lz4_block(src: &[u8], capacity: usize, out: &mut Vec<u8>) -> Option<()> {
         if offset > op || (!fast && end.checked_add(LZ4_LASTLITERALS)? > capacity) {
             return None;
         }
-        lz4_copy_match(out, offset, length);
+        lz4_copy_match(dst, op, offset, length)?;
+        op = end;
     }
 }
 
@@ -383,7 +464,10 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
         return None;
     }
     pos += 1;
+    // `out[..written]` is the output; a compressed block is decoded in place after it (`out` grown to a block's
+    // capacity past `written`, zeroed once: each block only adds what the one before it used).
     let mut out: Vec<u8> = Vec::new();
+    let mut written = 0usize;
     loop {
         let size = u32le(raw, pos)?;
         pos += 4;
@@ -391,6 +475,7 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
             if content_checksum && raw.len() - pos < 4 {
                 return None;
             }
+            out.truncate(written);
             return Some(out);
         }
         let stored = size & LZ4_INCOMPRESSIBLE != 0;
@@ -400,17 +485,16 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
         }
         let block = &raw[pos..pos + size];
         if stored {
-            if out.len() + size > max_output {
+            if written + size > max_output {
                 return None;
             }
+            out.truncate(written);
             out.extend_from_slice(block);
+            written += size;
         } else {
-            if size == 0 {
-                return None; // liblz4 refuses an empty compressed block
-            }
-            out.reserve(max_block.min(max_output + 1 - out.len()));
-            lz4_block(block, max_block, &mut out)?;
-            if out.len() > max_output {
+            out.resize(written + max_block, 0);
+            written += lz4_block(block, out.get_mut(written..)?)?;
+            if written > max_output {
                 return None;
             }
         }
@@ -599,9 +683,10 @@ mod tests {
     }
 
     fn lz4(block: &[u8], capacity: usize) -> Option<Vec<u8>> {
-        let mut out = b"earlier blocks".to_vec();
-        lz4_block(block, capacity, &mut out)?;
-        Some(out.split_off(14))
+        let mut dst = vec![0xAA; capacity];
+        let n = lz4_block(block, &mut dst)?;
+        dst.truncate(n);
+        Some(dst)
     }
 
     #[test]
