@@ -8,8 +8,8 @@
 //! error texts live in one place, and a disagreement can only make the native path slower, never different.
 //!
 //! - gzip (`GzipCompression`, `java.util.zip.GZIPInputStream`): concatenated members, each header as zlib
-//!   checks it, raw deflate (miniz_oxide), the CRC-32 and ISIZE trailer; bytes after a member that are not a
-//!   whole member header are ignored.
+//!   checks it, raw deflate (miniz_oxide, refusing distances before the member's start as zlib does), the
+//!   CRC-32 and ISIZE trailer; bytes after a member that are not a whole member header are ignored.
 //! - snappy (`SnappyCompression`, snappy-java's `SnappyInputStream`): the xerial header (version >= 1) then
 //!   big-endian length-prefixed raw blocks, a repeated header skipped; no header: one raw block.
 //! - lz4 (`Lz4Compression`, Kafka's `Lz4BlockInputStream`): the frame descriptor checks, the header checksum
@@ -25,6 +25,9 @@
 
 use std::io::Read;
 
+use miniz_oxide::inflate::core::{decompress as inflate, inflate_flags, DecompressorOxide as InflateState};
+use miniz_oxide::inflate::TINFLStatus;
+
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -37,6 +40,8 @@ const GZIP_FNAME: u8 = 0x08;
 const GZIP_FCOMMENT: u8 = 0x10;
 const GZIP_RESERVED: u8 = 0xE0;
 const GZIP_STEP: usize = 256 << 10;
+/// Raw deflate, all input given at once, decoded into one growing buffer (the history is the member's output).
+const INFLATE_FLAGS: u32 = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
 
 const SNAPPY_MAGIC: &[u8; 8] = b"\x82SNAPPY\x00";
 const SNAPPY_HEADER: usize = 16;
@@ -142,7 +147,9 @@ fn gunzip(raw: &[u8], max_output: usize) -> Option<Vec<u8>> {
             return None;
         }
         let header = gzip_header(member)?;
-        let mut inflater = flate2::Decompress::new(false);
+        // Raw deflate (miniz_oxide) into the member's output itself, not a wrapping window: a distance reaching
+        // before the member's first byte is then refused, as zlib refuses it ("invalid distance too far back").
+        let mut inflater = InflateState::default();
         let body = &member[header..];
         let member_start = out.len();
         let mut consumed = 0usize;
@@ -150,22 +157,17 @@ fn gunzip(raw: &[u8], max_output: usize) -> Option<Vec<u8>> {
             let room = (max_output + 1 - out.len()).min(GZIP_STEP);
             let at = out.len();
             out.resize(at + room, 0);
-            let (in_before, out_before) = (inflater.total_in(), inflater.total_out());
-            let status = inflater
-                .decompress(&body[consumed..], &mut out[at..], flate2::FlushDecompress::None)
-                .ok()?;
-            let used = (inflater.total_in() - in_before) as usize;
-            let produced = (inflater.total_out() - out_before) as usize;
+            let (status, used, produced) =
+                inflate(&mut inflater, &body[consumed..], &mut out[member_start..], at - member_start, INFLATE_FLAGS);
             out.truncate(at + produced);
             consumed += used;
             if out.len() > max_output {
                 return None;
             }
-            if status == flate2::Status::StreamEnd {
-                break;
-            }
-            if used == 0 && produced == 0 {
-                return None; // truncated: no end of stream
+            match status {
+                TINFLStatus::Done => break,
+                TINFLStatus::HasMoreOutput => continue,
+                _ => return None, // damage, or truncated: no end of stream
             }
         }
         let trailer = header + consumed;
@@ -245,7 +247,7 @@ fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
         if *ip >= stop {
             return None;
         }
-        let s = block[*ip] as usize;
+        let s = *block.get(*ip)? as usize;
         *ip += 1;
         length += s;
         if s != 255 {
@@ -338,10 +340,11 @@ fn lz4_short_sequence(src: &[u8], dst: &mut [u8], ip: usize, op: usize) -> Optio
 }
 
 /// Decode one lz4 block into `dst` (its length the capacity; what it holds does not matter), exactly as liblz4
-/// 1.10.0's `LZ4_decompress_safe(src, dst, src.len(), capacity)` does on x86_64 (the `LZ4_decompress_generic` instance with `decode_full_block`, `noDict` and
-/// `LZ4_FAST_DEC_LOOP`), which is what Kafka's lz4-java (1.10.1 and 1.11.2 bundle liblz4 1.10.0, through JNI)
-/// and the Python path (cramjam, liblz4) run: the bytes decoded, or `None` where liblz4 refuses the block, and where it would copy
-/// from an offset of 0 (its output is then whatever the buffer held: handed back).
+/// 1.10.0's `LZ4_decompress_safe(src, dst, src.len(), capacity)` does on x86_64 (the `LZ4_decompress_generic`
+/// instance with `decode_full_block`, `noDict` and `LZ4_FAST_DEC_LOOP`), which is what Kafka's lz4-java (1.10.1
+/// and 1.11.2 bundle liblz4 1.10.0, through JNI) and the Python path (cramjam, liblz4) run: the bytes decoded, or
+/// `None` where liblz4 refuses the block, and where it would copy from an offset of 0 (its output is then
+/// whatever the buffer held: handed back). Written from liblz4's `lib/lz4.c`, not translated from it.
 ///
 /// liblz4 decodes in two loops with different end rules, modelled here step by step:
 /// - the fast loop, while at least `FASTLOOP_SAFE_DISTANCE` (64) bytes of output are left: short literals are
