@@ -1,6 +1,8 @@
 """Every input the native-core fuzzer found (``tests/fuzz/findings/<entry point>-<n>.bin``), replayed: the native
-entry point and its Python reference agree on it now (issue 23). The lz4 ones made the native lz4 decoder hand
-every payload back to the Python path (liblz4, as Kafka's lz4-java refuses what liblz4 refuses)."""
+entry point and its Python reference agree on it now (issue 23). The lz4 ones (blocks lz4_flex decoded and liblz4
+refuses, a magic-0 frame) made the native lz4 decoder hand every payload back until it modelled liblz4's
+``LZ4_decompress_safe`` itself (codecs.rs ``lz4_block``); tests/kafka/test_lz4.py replays their blocks and frames
+against lz4-java."""
 
 from __future__ import annotations
 

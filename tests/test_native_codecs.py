@@ -22,6 +22,7 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import Compression
 from kafkatool.schema import codecs, native
 from tests.conftest import REPO, SHARED
+from tests.fuzz.lz4_blocks import frame, random_block
 from tests.fuzz.native import python_path
 
 pytestmark = pytest.mark.skipif(native.core() is None, reason=f"native core unusable: {native.why_not()}")
@@ -128,9 +129,9 @@ def test_reference_payload(name: str, payload: Payload) -> None:
     if result[0] == "ok":
         core = native.core()
         assert core is not None
-        # Handed back by design: zstd frames without a content checksum, and lz4 (codecs.rs LZ4_NATIVE).
+        # Handed back by design: zstd frames without a content checksum.
         checksummed_zstd = codec is not Compression.ZSTD or (len(data) > 4 and data[4] & 0x04)
-        if checksummed_zstd and codec is not Compression.LZ4:
+        if checksummed_zstd:
             assert core.decompress(codec.value, data, magic, codecs.DEFAULT_MAX_OUTPUT) == result[1], name
         if result[1]:
             both(codec, data, magic, max_output=max(1, len(result[1]) - 1))
@@ -205,35 +206,6 @@ def test_zstd_with_checksum(chunk: bytes, repeat: int, flips: list[tuple[int, in
     both(Compression.ZSTD, bytes(data), 2)
 
 
-def _lz4_ext(n: int) -> bytes:
-    return b"\xff" * (n // 255) + bytes([n % 255])
-
-
-def _lz4_block(rng: random.Random, target: int) -> bytes:
-    """A block of random sequences (valid or not for liblz4: short final literals, matches near the capacity,
-    offsets past the output), ending near ``target`` output bytes."""
-    out = bytearray()
-    op = 0
-    while True:
-        final = op >= target or rng.random() < 0.05
-        lit = rng.randrange(0, 9) if final else rng.choice([0, 1, 3, 14, 15, 16, 40, 300])
-        if final:
-            lit = min(lit, max(0, target + rng.randrange(-20, 20) - op))
-        ml = rng.choice([0, 1, 10, 15, 16, 100, 1000, 5000])
-        out.append((min(lit, 15) << 4) | (0 if final else min(ml, 15)))
-        if lit >= 15:
-            out += _lz4_ext(lit - 15)
-        out += rng.randbytes(lit)
-        op += lit
-        if final:
-            return bytes(out)
-        offset = rng.randrange(1, op + 1) if op and rng.random() < 0.97 else rng.randrange(0, 70000)
-        out += struct.pack("<H", offset & 0xFFFF)
-        if ml >= 15:
-            out += _lz4_ext(ml - 15)
-        op += ml + 4
-
-
 def test_lz4_block_end_rules() -> None:
     """liblz4's end-of-block rules (last literals, MFLIMIT, the capacity) on random sequence layouts: the native
     path decodes a block only where liblz4 (the Python path) does, to the same bytes."""
@@ -241,7 +213,15 @@ def test_lz4_block_end_rules() -> None:
     head = codecs.compress(Compression.LZ4, b"")[:7]
     decoded = 0
     for _ in range(1500):
-        block = _lz4_block(rng, rng.choice([200, 5000, 65536 - rng.randrange(0, 40), 65536]))
+        block = random_block(rng, rng.choice([200, 5000, 65536 - rng.randrange(0, 40), 65536]))
         frame = head + struct.pack("<I", len(block)) + block + struct.pack("<I", 0)
         decoded += both(Compression.LZ4, frame, 2)[0] == "ok"
     assert decoded > 100
+
+
+def test_lz4_block_starting_like_a_size_prefix() -> None:
+    """A block whose first 4 bytes read as a little-endian size at most the frame's block size: cramjam alone would
+    take them for a size prefix and decode from the fifth byte; Kafka (lz4-java) decodes the whole block, and so
+    do both paths (checked against lz4-java by tests/kafka/test_lz4.py)."""
+    block = bytes.fromhex("11600100509b6ba11a28")  # "`", a match of 5 at offset 1, then 5 literals
+    assert both(Compression.LZ4, frame(block, 256 << 10), 2) == ("ok", b"`" * 6 + bytes.fromhex("9b6ba11a28"))

@@ -361,11 +361,7 @@ def _unlz4(raw: bytes, magic: int, max_output: int) -> bytes:
         if stored:
             produced: bytes | memoryview = block
         else:
-            try:
-                n = cramjam.lz4.decompress_block_into(block, scratch)
-            except Exception as err:  # cramjam.DecompressionError
-                raise CodecError(FIELD, f"lz4: {err}", pos) from None
-            produced = memoryview(scratch)[:n]
+            produced = memoryview(scratch)[:_lz4_block(block, scratch, pos)]
         if len(out) + len(produced) > max_output:
             raise _too_big("lz4", max_output, pos)
         out += produced
@@ -376,6 +372,23 @@ def _unlz4(raw: bytes, magic: int, max_output: int) -> bytes:
             if LZ4_U32.unpack_from(raw, pos)[0] != xxhash.xxh32_intdigest(block):
                 raise CodecError(FIELD, "lz4: block checksum mismatch", pos)
             pos += 4
+
+
+def _lz4_block(block: bytes, scratch: bytearray, pos: int) -> int:
+    """Decode one lz4 block into ``scratch`` as lz4-java's ``safeDecompressor`` does in Kafka: liblz4's
+    ``LZ4_decompress_safe`` with the frame's maximum block size (``len(scratch)``) as the capacity; the bytes
+    decoded.
+
+    cramjam's ``decompress_block_into`` reads the block's first 4 bytes as a size prefix whenever they are at
+    most the buffer's length (``output_len`` does not change that), so a block starting with such bytes would
+    be decoded from its fifth byte: the block is given a prefix of its own, the capacity. (When that decode
+    fails cramjam retries without the prefix, which fails too: the prefix bytes read as a token without literals
+    and an offset before the block.)
+    """
+    try:
+        return cramjam.lz4.decompress_block_into(LZ4_U32.pack(len(scratch)) + block, scratch)
+    except Exception as err:  # cramjam.DecompressionError
+        raise CodecError(FIELD, f"lz4: {err}", pos) from None
 
 
 def _lz4_frame(raw: bytes, *, broken_checksum: bool) -> bytes:

@@ -90,12 +90,15 @@ def main() -> int:
     parser.add_argument("--target", default="all", help=f"one of: all, {', '.join(TARGETS)}")
     parser.add_argument("--runs", type=int, default=100000, help="inputs per target")
     parser.add_argument("--seed", type=int, default=0, help="random engine seed")
-    parser.add_argument("--engine", choices=("random", "atheris"), default="random")
+    parser.add_argument("--engine", choices=("random", "atheris", "cargo"), default="random",
+                        help="cargo: with --native, each entry point's cargo-fuzz target")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per target (random engine)")
     parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts"), help="where findings are saved")
     parser.add_argument("--native", action="store_true", help="the native core's entry points (tests.fuzz.native)")
     parser.add_argument("--json", type=Path, help="with --native: write the figures here")
     args = parser.parse_args()
+    if args.engine == "cargo" and not args.native:
+        parser.error("--engine cargo fuzzes the native core: add --native")
     if args.native:
         from tests.fuzz import native
 

@@ -288,7 +288,16 @@ def _codec_seeds() -> tuple[bytes, ...]:
     for selector, name in enumerate(("gzip", "snappy", "lz4", "zstd")):
         out += [bytes([selector, 2]) + s for s in seeds(name)]
     out += [bytes([2, 0]) + s for s in seeds("lz4-magic0")]
-    return tuple(out)
+    return tuple(out) + _lz4_edge_seeds()
+
+
+def _lz4_edge_seeds() -> tuple[bytes, ...]:
+    """lz4 frames whose block ends where liblz4 leaves its fast loop (tests.fuzz.lz4_blocks), for magic 0, 1, 2."""
+    from tests.fuzz.lz4_blocks import edge_blocks, frame, hand_blocks
+
+    rnd = random.Random("lz4-edges")
+    blocks = [*hand_blocks(), *list(edge_blocks(rnd))[::20]]
+    return tuple(bytes([2, i % 3]) + frame(block, capacity) for i, (block, capacity) in enumerate(blocks))
 
 
 def _walk_seeds() -> tuple[bytes, ...]:

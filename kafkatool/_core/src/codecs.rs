@@ -8,20 +8,25 @@
 //! error texts live in one place, and a disagreement can only make the native path slower, never different.
 //!
 //! - gzip (`GzipCompression`, `java.util.zip.GZIPInputStream`): concatenated members, each header as zlib
-//!   checks it, raw deflate (miniz_oxide), the CRC-32 and ISIZE trailer; bytes after a member that are not a
-//!   whole member header are ignored.
+//!   checks it, raw deflate (miniz_oxide, refusing distances before the member's start as zlib does), the
+//!   CRC-32 and ISIZE trailer; bytes after a member that are not a whole member header are ignored.
 //! - snappy (`SnappyCompression`, snappy-java's `SnappyInputStream`): the xerial header (version >= 1) then
 //!   big-endian length-prefixed raw blocks, a repeated header skipped; no header: one raw block.
 //! - lz4 (`Lz4Compression`, Kafka's `Lz4BlockInputStream`): the frame descriptor checks, the header checksum
 //!   ignored for magic 0 (KAFKA-3160), block checksums when flagged, the content checksum read, not verified.
-//!   Blocks are decoded by lz4_flex where their layout meets liblz4's end-of-block rules (`lz4_liblz4_accepts`;
-//!   the Python path decodes with liblz4), else handed back.
+//!   Blocks are decoded by `lz4_block`, a model of liblz4 1.10.0's `LZ4_decompress_safe` (its fast and safe
+//!   loops, each with its own end-of-block rules), the decoder of Kafka's lz4-java and of the Python path:
+//!   it refuses what liblz4 refuses and decodes the rest to the same bytes (offset 0, whose output liblz4 takes
+//!   from the unwritten buffer, is handed back).
 //! - zstd (`ZstdCompression`, zstd-jni's `ZstdInputStream`): one or more frames, skippable frames allowed. Only
 //!   frames with a content checksum are decoded here (ruzstd accepts some corrupt blocks libzstd refuses, and
 //!   without a checksum the difference cannot be seen); Kafka's producers write none, so zstd batches mostly
 //!   take the Python path (libzstd, C).
 
 use std::io::Read;
+
+use miniz_oxide::inflate::core::{decompress as inflate, inflate_flags, DecompressorOxide as InflateState};
+use miniz_oxide::inflate::TINFLStatus;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -35,6 +40,8 @@ const GZIP_FNAME: u8 = 0x08;
 const GZIP_FCOMMENT: u8 = 0x10;
 const GZIP_RESERVED: u8 = 0xE0;
 const GZIP_STEP: usize = 256 << 10;
+/// Raw deflate, all input given at once, decoded into one growing buffer (the history is the member's output).
+const INFLATE_FLAGS: u32 = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
 
 const SNAPPY_MAGIC: &[u8; 8] = b"\x82SNAPPY\x00";
 const SNAPPY_HEADER: usize = 16;
@@ -48,13 +55,14 @@ const LZ4_FLG_CONTENT_SIZE: u8 = 0x08;
 const LZ4_FLG_CONTENT_CHECKSUM: u8 = 0x04;
 const LZ4_FLG_RESERVED: u8 = 0x03;
 const LZ4_BD_RESERVED: u8 = 0x8F;
-/// liblz4's end-of-block parsing restrictions (`LZ4_decompress_generic`, safe mode): a literal run ending within
-/// `MFLIMIT` bytes of the output capacity, or within 8 bytes of the input end, must be the last sequence; a match
-/// must end at least `LASTLITERALS` bytes before the capacity; a literal-length extension must start before
-/// `RUN_MASK` bytes from the input end.
+/// liblz4's parsing constants (`lib/lz4.c`): a literal run ending within `MFLIMIT` bytes of the output capacity
+/// must be the last sequence; the last `LASTLITERALS` bytes are literals; `RUN_MASK` (15) in a token's nibble
+/// says a length extension follows; the fast loop runs while `FASTLOOP_SAFE_DISTANCE` bytes of output are left.
 const LZ4_MFLIMIT: usize = 12;
 const LZ4_LASTLITERALS: usize = 5;
 const LZ4_RUN_MASK: usize = 15;
+const LZ4_MINMATCH: usize = 4;
+const LZ4_FASTLOOP_SAFE_DISTANCE: usize = 64;
 
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 const ZSTD_SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
@@ -68,8 +76,6 @@ const ZSTD_CHECKSUM_FLAG: u8 = 0x04;
 pub const GZIP: u8 = 1;
 pub const SNAPPY: u8 = 2;
 pub const LZ4: u8 = 3;
-/// Whether lz4 payloads are decoded here; off until the native decoder refuses exactly what liblz4 refuses.
-pub const LZ4_NATIVE: bool = false;
 pub const ZSTD: u8 = 4;
 
 /// Decompress `data` as Kafka reads codec `codec` (magic matters for lz4 only), never past `max_output`
@@ -78,9 +84,7 @@ pub fn decompress(codec: u8, data: &[u8], magic: i8, max_output: usize) -> Optio
     match codec {
         GZIP => gunzip(data, max_output),
         SNAPPY => unsnappy(data, max_output),
-        // Handed back while LZ4_NATIVE is off: fuzzing found blocks lz4_flex decodes that liblz4 (the Python path,
-        // and lz4-java in Kafka) refuses, and a magic-0 frame decoded to other bytes (see the README).
-        LZ4 if LZ4_NATIVE => unlz4(data, magic, max_output),
+        LZ4 => unlz4(data, magic, max_output),
         ZSTD => unzstd(data, max_output),
         _ => None,
     }
@@ -143,7 +147,9 @@ fn gunzip(raw: &[u8], max_output: usize) -> Option<Vec<u8>> {
             return None;
         }
         let header = gzip_header(member)?;
-        let mut inflater = flate2::Decompress::new(false);
+        // Raw deflate (miniz_oxide) into the member's output itself, not a wrapping window: a distance reaching
+        // before the member's first byte is then refused, as zlib refuses it ("invalid distance too far back").
+        let mut inflater = InflateState::default();
         let body = &member[header..];
         let member_start = out.len();
         let mut consumed = 0usize;
@@ -151,22 +157,17 @@ fn gunzip(raw: &[u8], max_output: usize) -> Option<Vec<u8>> {
             let room = (max_output + 1 - out.len()).min(GZIP_STEP);
             let at = out.len();
             out.resize(at + room, 0);
-            let (in_before, out_before) = (inflater.total_in(), inflater.total_out());
-            let status = inflater
-                .decompress(&body[consumed..], &mut out[at..], flate2::FlushDecompress::None)
-                .ok()?;
-            let used = (inflater.total_in() - in_before) as usize;
-            let produced = (inflater.total_out() - out_before) as usize;
+            let (status, used, produced) =
+                inflate(&mut inflater, &body[consumed..], &mut out[member_start..], at - member_start, INFLATE_FLAGS);
             out.truncate(at + produced);
             consumed += used;
             if out.len() > max_output {
                 return None;
             }
-            if status == flate2::Status::StreamEnd {
-                break;
-            }
-            if used == 0 && produced == 0 {
-                return None; // truncated: no end of stream
+            match status {
+                TINFLStatus::Done => break,
+                TINFLStatus::HasMoreOutput => continue,
+                _ => return None, // damage, or truncated: no end of stream
             }
         }
         let trailer = header + consumed;
@@ -238,14 +239,15 @@ fn xxh32(data: &[u8]) -> u32 {
 }
 
 /// An lz4 length's extension bytes from `*ip` (each 255 says another follows), as liblz4's
-/// `read_variable_length` reads them: `None` when a byte would be read at or past `stop`.
+/// `read_variable_length` reads them: `None` when a byte would be read at or past `stop` (its `ilimit`).
+#[inline(always)]
 fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
     let mut length = 0usize;
     loop {
         if *ip >= stop {
             return None;
         }
-        let s = block[*ip] as usize;
+        let s = *block.get(*ip)? as usize;
         *ip += 1;
         length += s;
         if s != 255 {
@@ -254,38 +256,185 @@ fn lz4_run_length(block: &[u8], ip: &mut usize, stop: usize) -> Option<usize> {
     }
 }
 
-/// Whether liblz4's safe decoder (cramjam's `decompress_block_into`, the Python path) accepts `block` with an
-/// output capacity of `capacity`, checked conservatively on the sequence layout: every rule of the module notes
-/// of `LZ4_MFLIMIT`, each at least as strict as liblz4's (a block lz4_flex decoded but this refuses is handed
-/// back). Blocks written by LZ4 compressors (last 5 bytes literals, last match 12 bytes before the end) pass.
-fn lz4_liblz4_accepts(block: &[u8], capacity: usize) -> bool {
-    let iend = block.len();
+/// Copy `length` bytes from `offset` bytes before `op` to `op` in `dst` (`1 <= offset <= op`, the end within
+/// `dst`): an overlapping match repeats its first `offset` bytes. Matches 8 or more bytes back are copied in
+/// chunks of 16 or 8 when `dst` has the room past their end (the bytes past it are rewritten later, as liblz4's
+/// wild copies do); a nearer overlapping match is copied in rounds that double.
+#[inline(always)]
+fn lz4_copy_match(dst: &mut [u8], op: usize, offset: usize, length: usize) -> Option<()> {
+    let start = op.checked_sub(offset)?;
+    let end = op.checked_add(length)?;
+    if end > dst.len() {
+        return None; // not reached: the callers check the end against the capacity
+    }
+    if offset >= 16 && end + 16 <= dst.len() {
+        if length <= 16 {
+            dst.copy_within(start..start + 16, op);
+            return Some(());
+        }
+        for k in (0..length).step_by(16) {
+            dst.copy_within(start + k..start + k + 16, op + k);
+        }
+    } else if offset >= 8 && end + 8 <= dst.len() {
+        for k in (0..length).step_by(8) {
+            dst.copy_within(start + k..start + k + 8, op + k);
+        }
+    } else if offset >= length {
+        dst.copy_within(start..end - offset, op);
+    } else if offset == 1 {
+        let byte = *dst.get(start)?;
+        dst.get_mut(op..end)?.fill(byte);
+    } else {
+        let mut done = 0;
+        while done < length {
+            let n = (offset + done).min(length - done);
+            dst.copy_within(start..start + n, op + done);
+            done += n;
+        }
+    }
+    Some(())
+}
+
+/// Copy `length` literals from `src[ip..]` to `dst[op..]`, 16 bytes at once when both have the room.
+#[inline(always)]
+fn lz4_copy_literals(src: &[u8], ip: usize, dst: &mut [u8], op: usize, length: usize) -> Option<()> {
+    if length <= 16 && ip + 16 <= src.len() && op + 16 <= dst.len() {
+        dst.get_mut(op..op + 16)?.copy_from_slice(src.get(ip..ip + 16)?);
+    } else {
+        dst.get_mut(op..op + length)?.copy_from_slice(src.get(ip..ip + length)?);
+    }
+    Some(())
+}
+
+/// The fast loop's common sequence in one step: short literals (0-14, with 17 bytes of input left), a short
+/// match (4-18 bytes) 8 or more bytes back ending more than `FASTLOOP_SAFE_DISTANCE` bytes before the capacity, so
+/// that no end rule of either loop applies. The positions after it, or `None` (nothing written) for any other
+/// sequence, which `lz4_block` then takes rule by rule. Copies 16 literal bytes and 18 match bytes (in 8-byte
+/// steps when the match is nearer than that), as liblz4 does: the bytes past the ends are rewritten next.
+#[inline(always)]
+fn lz4_short_sequence(src: &[u8], dst: &mut [u8], ip: usize, op: usize) -> Option<(usize, usize)> {
+    let token = *src.get(ip)?;
+    let (lit, length) = ((token >> 4) as usize, (token & 0x0F) as usize + LZ4_MINMATCH);
+    let chunk: &[u8; 17] = src.get(ip + 1..ip + 18)?.try_into().ok()?;
+    if lit == LZ4_RUN_MASK || length == LZ4_RUN_MASK + LZ4_MINMATCH {
+        return None;
+    }
+    let offset = u16::from_le_bytes([chunk[lit], chunk[lit + 1]]) as usize;
+    let match_op = op + lit;
+    let end = match_op + length;
+    if offset < 8 || offset > match_op || end + LZ4_FASTLOOP_SAFE_DISTANCE >= dst.len() {
+        return None;
+    }
+    dst.get_mut(op..op + 16)?.copy_from_slice(&chunk[..16]);
+    let start = match_op - offset;
+    if offset >= 18 {
+        let bytes: [u8; 18] = dst.get(start..start + 18)?.try_into().ok()?;
+        dst.get_mut(match_op..match_op + 18)?.copy_from_slice(&bytes);
+    } else {
+        for at in [0, 8, 16] {
+            let bytes: [u8; 8] = dst.get(start + at..start + at + 8)?.try_into().ok()?;
+            dst.get_mut(match_op + at..match_op + at + 8)?.copy_from_slice(&bytes);
+        }
+    }
+    Some((ip + 1 + lit + 2, end))
+}
+
+/// Decode one lz4 block into `dst` (its length the capacity; what it holds does not matter), exactly as liblz4
+/// 1.10.0's `LZ4_decompress_safe(src, dst, src.len(), capacity)` does on x86_64 (the `LZ4_decompress_generic`
+/// instance with `decode_full_block`, `noDict` and `LZ4_FAST_DEC_LOOP`), which is what Kafka's lz4-java (1.10.1
+/// and 1.11.2 bundle liblz4 1.10.0, through JNI) and the Python path (cramjam, liblz4) run: the bytes decoded, or
+/// `None` where liblz4 refuses the block, and where it would copy from an offset of 0 (its output is then
+/// whatever the buffer held: handed back). Written from liblz4's `lib/lz4.c`, not translated from it.
+///
+/// liblz4 decodes in two loops with different end rules, modelled here step by step:
+/// - the fast loop, while at least `FASTLOOP_SAFE_DISTANCE` (64) bytes of output are left: short literals are
+///   taken while 17 bytes of input remain, long ones while 32 bytes of input and of output remain; a match
+///   that would end within 64 bytes of the capacity moves to the safe loop's match copy;
+/// - the safe loop (never left again): a shortcut for short literals and short matches (no end-of-output rule
+///   for the match) while 16 bytes of input and 32 of output remain; otherwise a literal run ending within
+///   `MFLIMIT` bytes of the capacity or 8 bytes of the input end must end the block exactly at the input end,
+///   and a match must end `LASTLITERALS` bytes before the capacity.
+///
+/// Length extensions stop 15 bytes (literals) and 4 bytes (matches) before the input end, as
+/// `read_variable_length` is told; an offset reaching before the block start is refused in both loops.
+fn lz4_block(src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    let n = src.len();
+    let capacity = dst.len();
+    if n == 0 || capacity == 0 {
+        return None; // liblz4: an empty block is an error; capacity 0 never occurs in a frame
+    }
+    let lit_stop = n.saturating_sub(LZ4_RUN_MASK);
+    let match_stop = n.saturating_sub(LZ4_MINMATCH);
+    let mut fast = capacity >= LZ4_FASTLOOP_SAFE_DISTANCE;
     let (mut ip, mut op) = (0usize, 0usize);
     loop {
-        let Some(&token) = block.get(ip) else { return false };
+        if fast {
+            if let Some((next_ip, next_op)) = lz4_short_sequence(src, dst, ip, op) {
+                (ip, op) = (next_ip, next_op);
+                continue;
+            }
+        }
+        let token = *src.get(ip)?;
         ip += 1;
-        let mut length = (token >> 4) as usize;
+        let mut lit = (token >> 4) as usize;
+        let mut shortcut = false;
+        let safe_literal = if fast {
+            if lit == LZ4_RUN_MASK {
+                lit = lit.checked_add(lz4_run_length(src, &mut ip, lit_stop)?)?;
+                op.checked_add(lit)?.checked_add(32)? > capacity || ip.checked_add(lit)?.checked_add(32)? > n
+            } else {
+                ip + 17 > n
+            }
+        } else if lit != LZ4_RUN_MASK && ip + 16 < n && op + 32 <= capacity {
+            shortcut = true;
+            false
+        } else {
+            if lit == LZ4_RUN_MASK {
+                lit = lit.checked_add(lz4_run_length(src, &mut ip, lit_stop)?)?;
+            }
+            true
+        };
+        let lit_end = ip.checked_add(lit)?;
+        let lit_op = op.checked_add(lit)?;
+        if safe_literal {
+            fast = false;
+            if lit_op.checked_add(LZ4_MFLIMIT)? > capacity || lit_end.checked_add(2 + 1 + LZ4_LASTLITERALS)? > n {
+                // the last sequence: its literals must end the input exactly, within the capacity
+                if lit_end != n || lit_op > capacity {
+                    return None;
+                }
+                dst.get_mut(op..lit_op)?.copy_from_slice(src.get(ip..lit_end)?);
+                return Some(lit_op);
+            }
+        }
+        lz4_copy_literals(src, ip, dst, op, lit)?;
+        ip = lit_end;
+        op = lit_op;
+        let offset = u16le(src, ip)? as usize;
+        ip += 2;
+        if offset == 0 {
+            return None; // liblz4 copies unwritten bytes: left to the Python path
+        }
+        let mut length = (token & 0x0F) as usize;
+        if shortcut && length != LZ4_RUN_MASK && offset >= 8 && offset <= op {
+            length += LZ4_MINMATCH; // the shortcut's 18-byte copy, no end-of-output rule
+            lz4_copy_match(dst, op, offset, length)?;
+            op += length;
+            continue;
+        }
         if length == LZ4_RUN_MASK {
-            let Some(more) = lz4_run_length(block, &mut ip, iend.saturating_sub(LZ4_RUN_MASK)) else { return false };
-            length += more;
+            length = length.checked_add(lz4_run_length(src, &mut ip, match_stop)?)?;
         }
-        let lit_end = ip + length;
-        op += length;
-        if op > capacity.saturating_sub(LZ4_MFLIMIT) || lit_end + 2 + 1 + LZ4_LASTLITERALS > iend {
-            return lit_end == iend && op <= capacity; // must be the last sequence
+        length += LZ4_MINMATCH;
+        let end = op.checked_add(length)?;
+        if fast && end.checked_add(LZ4_FASTLOOP_SAFE_DISTANCE)? >= capacity {
+            fast = false; // to the safe loop's match copy
         }
-        ip = lit_end + 2; // the offset (checked by lz4_flex: within the output, not 0)
-        let mut mlen = (token & 0x0F) as usize;
-        if mlen == 0x0F {
-            let Some(more) = lz4_run_length(block, &mut ip, iend.saturating_sub(LZ4_LASTLITERALS + 1)) else {
-                return false;
-            };
-            mlen += more;
+        if offset > op || (!fast && end.checked_add(LZ4_LASTLITERALS)? > capacity) {
+            return None;
         }
-        op += mlen + 4;
-        if op + LZ4_LASTLITERALS > capacity {
-            return false;
-        }
+        lz4_copy_match(dst, op, offset, length)?;
+        op = end;
     }
 }
 
@@ -318,7 +467,10 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
         return None;
     }
     pos += 1;
+    // `out[..written]` is the output; a compressed block is decoded in place after it (`out` grown to a block's
+    // capacity past `written`, zeroed once: each block only adds what the one before it used).
     let mut out: Vec<u8> = Vec::new();
+    let mut written = 0usize;
     loop {
         let size = u32le(raw, pos)?;
         pos += 4;
@@ -326,6 +478,7 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
             if content_checksum && raw.len() - pos < 4 {
                 return None;
             }
+            out.truncate(written);
             return Some(out);
         }
         let stored = size & LZ4_INCOMPRESSIBLE != 0;
@@ -335,19 +488,16 @@ fn unlz4(raw: &[u8], magic: i8, max_output: usize) -> Option<Vec<u8>> {
         }
         let block = &raw[pos..pos + size];
         if stored {
-            if out.len() + size > max_output {
+            if written + size > max_output {
                 return None;
             }
+            out.truncate(written);
             out.extend_from_slice(block);
+            written += size;
         } else {
-            if size == 0 {
-                return None; // liblz4 refuses an empty compressed block
-            }
-            let at = out.len();
-            out.resize(at + max_block, 0);
-            let n = lz4_flex::block::decompress_into(block, &mut out[at..]).ok()?;
-            out.truncate(at + n);
-            if !lz4_liblz4_accepts(block, max_block) || out.len() > max_output {
+            out.resize(written + max_block, 0);
+            written += lz4_block(block, out.get_mut(written..)?)?;
+            if written > max_output {
                 return None;
             }
         }
@@ -535,15 +685,60 @@ mod tests {
         let _ = read_all(&gz[..]);
     }
 
+    fn lz4(block: &[u8], capacity: usize) -> Option<Vec<u8>> {
+        let mut dst = vec![0xAA; capacity];
+        let n = lz4_block(block, &mut dst)?;
+        dst.truncate(n);
+        Some(dst)
+    }
+
     #[test]
-    fn lz4_layout_rules() {
+    fn lz4_blocks_as_liblz4_decodes_them() {
         let data: Vec<u8> = (0..65_536u32).map(|i| (i % 97) as u8).collect();
         let block = lz4_flex::block::compress(&data);
-        assert!(lz4_liblz4_accepts(&block, 65_536)); // a full 64 KiB block, as Kafka's producers write them
-        assert!(!lz4_liblz4_accepts(&block, 65_000)); // past the capacity
+        assert_eq!(lz4(&block, 65_536).as_deref(), Some(&data[..])); // a full 64 KiB block, as producers write
+        assert_eq!(lz4(&block, 65_000), None); // past the capacity
+        assert_eq!(lz4(&block[..block.len() - 1], 65_536), None); // truncated
         // literals "abcd", a match of 4 at offset 4, then no final literals: liblz4 refuses (last 5 bytes)
-        assert!(!lz4_liblz4_accepts(&[0x40, b'a', b'b', b'c', b'd', 4, 0, 0x00], 1 << 16));
-        assert!(lz4_liblz4_accepts(&[0x50, b'a', b'b', b'c', b'd', b'e'], 1 << 16));
+        assert_eq!(lz4(&[0x40, b'a', b'b', b'c', b'd', 4, 0, 0x00], 1 << 16), None);
+        assert_eq!(lz4(&[0x50, b'a', b'b', b'c', b'd', b'e'], 1 << 16).as_deref(), Some(&b"abcde"[..]));
+        assert_eq!(lz4(&[0x00], 1 << 16).as_deref(), Some(&b""[..]));
+        assert_eq!(lz4(&[], 1 << 16), None);
+        // "ab", a match of 20 at offset 2 (overlapping), then 5 literals
+        let mut seq = vec![0x2F, b'a', b'b', 2, 0, 1, 0x50];
+        seq.extend_from_slice(b"vwxyz");
+        let want = [&b"ab".repeat(11)[..], b"vwxyz"].concat();
+        assert_eq!(lz4(&seq, 1 << 16).as_deref(), Some(&want[..]));
+        seq[3] = 3; // offset 3 reaches before the block
+        assert_eq!(lz4(&seq, 1 << 16), None);
+        seq[3] = 0; // offset 0: handed back
+        assert_eq!(lz4(&seq, 1 << 16), None);
+    }
+
+    #[test]
+    fn lz4_fast_and_safe_loop_end_rules() {
+        // 10 literals, a match of 4 at offset 1, then "wxyz" (the 10 literals end 7 bytes before the input end):
+        // the fast loop (64 KiB of room) and the safe loop's shortcut (63) take it; at 20 the safe loop's
+        // literal rule applies (within MFLIMIT of the capacity: must be the last sequence) and refuses it
+        let mut seq = vec![0xA0];
+        seq.extend_from_slice(b"abcdefghij");
+        seq.extend_from_slice(&[1, 0, 0x40]);
+        seq.extend_from_slice(b"wxyz");
+        let want = b"abcdefghijjjjjwxyz";
+        assert_eq!(lz4(&seq, 1 << 16).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&seq, 63).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&seq, 20), None);
+        // 14 literals and a match of 18 ending exactly at the capacity (32), then an empty last run: the safe
+        // loop's shortcut does not check the last-5-literals rule, so liblz4 accepts it; at 31 it is refused
+        let mut end = vec![0xEE];
+        end.extend_from_slice(b"abcdefghijklmn");
+        end.extend_from_slice(&[8, 0, 0x00]);
+        let want = [&b"abcdefghijklmn"[..], b"ghijklmnghijklmngh"].concat();
+        assert_eq!(lz4(&end, 32).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&end, 1 << 16).as_deref(), Some(&want[..]));
+        assert_eq!(lz4(&end, 31), None);
+        // a match ending 1 byte before the capacity through the safe loop's match copy: refused
+        assert_eq!(lz4(&[0x15, b'a', 1, 0, 0x00], 11), None);
     }
 
     #[test]
