@@ -1,0 +1,204 @@
+"""The native jsonl rows (kafkatool/_core/src/jsonl.rs, kafkatool.render.jsonl_native) against the Python path.
+
+``dump-segment -f jsonl`` (its ``dump_log`` into a :class:`JsonlOutput`, and the whole command) runs once with the
+native core and once with ``KAFKATOOL_NATIVE=0``: the bytes written, the defects, the errors, the exit code and
+stderr must be the same for every .log of ../shared (the corpus and the record vectors) and fixtures/, shallow,
+``--deep`` and ``--print-data`` with each decoder the native rows write, whole and cut by ``--max-bytes``, and on
+generated (every codec, flags, control batches, invalid UTF-8, control characters, headers) and damaged segments.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from kafkatool.commands import dump_segment as ds
+from kafkatool.model import Compression, Header, Record
+from kafkatool.render.output import JsonlOutput
+from kafkatool.schema import native, record_batch
+from tests.conftest import REPO, SHARED
+from tests.fuzz.native import python_path
+
+pytestmark = pytest.mark.skipif(native.core() is None, reason=f"native core unusable: {native.why_not()}")
+
+#: (deep, print_data, key decoder, value decoder)
+MODES = [(False, False, "utf8", "utf8"), (True, False, "utf8", "utf8"), (True, True, "utf8", "utf8"),
+         (True, True, "hex", "base64"), (True, True, "none", "utf8"), (True, True, "base64", "none")]
+
+
+def dump(path: Path, deep: bool, print_data: bool, key: str = "utf8", value: str = "utf8",
+         max_bytes: int | None = None, text: bool = False) -> tuple:
+    """What ``dump_log`` writes for ``path`` (to a byte stream, or a plain text stream with ``text``), its
+    defects, its error and what it saw."""
+    raw = io.BytesIO()
+    stream = io.StringIO() if text else io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    out = JsonlOutput(stream)
+    opts = ds.Options(deep=deep or print_data, print_data=print_data, key_decoder=key, value_decoder=value,
+                      offsets=(None, None), max_bytes=max_bytes, verify=False)
+    try:
+        defects, error = ds.dump_log(path, out, opts, False), None
+    except Exception as err:  # the same error both ways
+        defects, error = None, (type(err).__name__, str(err))
+    out.finish({})
+    written = stream.getvalue().encode() if isinstance(stream, io.StringIO) else raw.getvalue()
+    return written, defects, error, opts.seen
+
+
+def both(path: Path, *args: object, **kwargs: object) -> tuple:
+    """Dump with both paths and assert the same result."""
+    fast = dump(path, *args, **kwargs)  # type: ignore[arg-type]
+    with python_path():
+        slow = dump(path, *args, **kwargs)  # type: ignore[arg-type]
+    assert fast == slow
+    return fast
+
+
+def vector_segments() -> list[Path]:
+    """The record vectors of ../shared/vectors that are log bytes (segments, batches, message sets)."""
+    out = []
+    for sidecar in sorted((SHARED / "vectors").rglob("*.json")):
+        try:
+            kind = json.loads(sidecar.read_text()).get("kind")
+        except (OSError, ValueError):
+            continue
+        if kind in ("record_batch", "records", "message_set", "log_segment"):
+            out.append(sidecar.with_suffix(".bin"))
+    return out
+
+
+LOGS = sorted((SHARED / "corpus").rglob("*.log")) + sorted((REPO / "fixtures").rglob("*.log"))
+VECTORS = vector_segments()
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as tmp:
+        yield Path(tmp)
+
+
+def as_segment(scratch: Path, data: bytes) -> Path:
+    """``data`` as a segment file in ``scratch`` (never in the repository)."""
+    path = scratch / "t-0" / "00000000000000000000.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[str(p) for p in LOGS])
+def test_reference_logs(path: Path) -> None:
+    """Every reference segment is written byte for byte the same, in each mode, whole and cut."""
+    for mode in MODES:
+        both(path, *mode)
+    size = path.stat().st_size
+    both(path, True, True, max_bytes=max(size // 2, 1))
+    both(path, False, False, max_bytes=max(size // 3, 1))
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[str(p.relative_to(SHARED)) for p in VECTORS])
+def test_vectors(vector: Path, scratch: Path) -> None:
+    """The record vectors as segments (legacy, v2, every codec, torn tails) in each mode."""
+    path = as_segment(scratch, vector.read_bytes())
+    for mode in MODES:
+        both(path, *mode)
+
+
+def test_whole_command_and_text_stream() -> None:
+    """The command itself (exit code, stdout bytes, stderr) on segments with damage, and a text stream output."""
+    runner = CliRunner()
+    picked = [p for p in LOGS if "crc" in str(p) or "torn" in str(p) or "legacy" in str(p)][:12] + LOGS[:4]
+    for args in (["--print-data"], ["--deep"], [], ["--print-data", "--key-decoder", "hex"]):
+        fast = runner.invoke(app, ["dump-segment", "-f", "jsonl", *args, *map(str, picked)])
+        with python_path():
+            slow = runner.invoke(app, ["dump-segment", "-f", "jsonl", *args, *map(str, picked)])
+        assert (fast.exit_code, fast.stdout_bytes, fast.stderr) == (slow.exit_code, slow.stdout_bytes, slow.stderr)
+    for path in LOGS[:6]:
+        both(path, True, True, text=True)
+
+
+def test_native_path_is_taken(scratch: Path) -> None:
+    """An ordinary segment's rows are written by the native writer, in one block."""
+    recs = [Record(0, 0, b"k\x00\xff", "v\u00e9\u2028".encode(), (Header(b"h", b"x"),), offset_delta=0)]
+    buf = record_batch.build_records_batch(recs, base_offset=0, base_timestamp=1)
+    core = native.core()
+    assert core is not None
+    text, stop, count, first, last = core.jsonl_rows(buf, 0, len(buf), b'"f"', True, "utf8", "utf8", 1 << 20)
+    assert (stop, count, first, last) == (len(buf), 1, 0, 0)
+    row = json.loads(text)
+    assert row["records"][0]["key"] == "k\x00\ufffd" and row["file"] == "f"
+    written = both(as_segment(scratch, buf), True, True)[0]
+    assert b'"key":"k\\u0000\xef\xbf\xbd"' in written
+
+
+record_st = st.tuples(st.none() | st.binary(max_size=40) | st.text(max_size=20).map(str.encode),
+                      st.none() | st.binary(max_size=60) | st.text(max_size=30).map(str.encode),
+                      st.lists(st.tuples(st.binary(max_size=5) | st.text(max_size=5).map(str.encode),
+                                         st.none() | st.binary(max_size=5)), max_size=2),
+                      st.integers(-(1 << 20), 1 << 20))
+batch_st = st.tuples(st.lists(record_st, min_size=0, max_size=6), st.sampled_from(list(Compression)),
+                     st.integers(0, 0x7F), st.integers(-1, (1 << 31) - 1), st.integers(0, 3),
+                     st.sampled_from([-1, 0, 1_700_000_000_000, (1 << 62)]), st.integers(-1, 1 << 40))
+mode_st = st.sampled_from(MODES)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(st.lists(batch_st, min_size=1, max_size=5), st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(1, 255)),
+                                                           max_size=2), st.integers(0, 1 << 16), mode_st)
+def test_generated_segments(scratch: Path, batches: list, flips: list[tuple[int, int]], cut: int,
+                            mode: tuple) -> None:
+    """Generated segments (codecs, flags, gaps, sentinels, invalid UTF-8 and control characters in keys, values
+    and header keys), intact, damaged and cut."""
+    parts: list[bytes] = []
+    offset = 0
+    for specs, codec, attributes, base_sequence, gap, base_ts, pid in batches:
+        recs = [Record(0, 0, k, v, tuple(Header(hk, hv) for hk, hv in hs), offset_delta=i, timestamp_delta=td)
+                for i, (k, v, hs, td) in enumerate(specs)]
+        parts.append(record_batch.build_records_batch(
+            recs, base_offset=offset, base_timestamp=base_ts, compression=codec, attributes=attributes & 0x58,
+            base_sequence=base_sequence, producer_id=pid, producer_epoch=pid % 3 - 1))
+        offset += len(recs) + gap
+    buf = bytearray(b"".join(parts))
+    path = as_segment(scratch, bytes(buf))
+    both(path, *mode)
+    both(path, True, True)
+    for at, xor in flips:
+        buf[at % len(buf)] ^= xor
+    both(as_segment(scratch, bytes(buf)), *mode)
+    both(as_segment(scratch, bytes(buf[:cut % (len(buf) + 1)])), True, True, "hex", "utf8")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(-1, 9), st.integers(-1, 1), st.integers(-1, 1), st.integers(-5, 1 << 20),
+                          st.booleans()), min_size=1, max_size=3),
+       st.sampled_from([Compression.NONE, Compression.GZIP, Compression.ZSTD]), mode_st)
+def test_control_batches(scratch: Path, markers: list[tuple[int, int, int, int, bool]], codec: Compression,
+                         mode: tuple) -> None:
+    """Control batches: end-transaction markers and unknown types (written natively), raft and malformed control
+    records (handed back), between ordinary transactional batches."""
+    from kafkatool.schema.control import build_control_key, build_end_txn_marker
+
+    data = record_batch.build_records_batch([Record(0, 0, b"k", b"v", (), offset_delta=0)], base_offset=0,
+                                            base_timestamp=5, producer_id=9, producer_epoch=0, attributes=0x10)
+    recs = [Record(0, 0, build_control_key(ctype, version), build_end_txn_marker(epoch, vversion)[:6 if full else 3],
+                   (), offset_delta=i) for i, (ctype, version, vversion, epoch, full) in enumerate(markers)]
+    marker = record_batch.build_records_batch(recs, base_offset=1, base_timestamp=6, compression=codec,
+                                              producer_id=9, producer_epoch=0, attributes=0x30)
+    buf = data + marker + data
+    core = native.core()
+    assert core is not None
+    if codec is Compression.NONE:
+        written = core.jsonl_rows(buf, 0, len(buf), b'"f"', True, None, None, 1 << 20)[1]
+        written_ok = all(version >= 0 and not 2 <= ctype <= 6 and (ctype not in (0, 1) or (vversion >= 0 and full))
+                         for ctype, version, vversion, _, full in markers)
+        assert written == (len(buf) if written_ok else len(data))
+    both(as_segment(scratch, buf), *mode)
