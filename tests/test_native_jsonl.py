@@ -1,6 +1,6 @@
 """The native jsonl rows (kafkatool/_core/src/jsonl.rs, kafkatool.render.jsonl_native) against the Python path.
 
-``dump-segment -f jsonl`` (its ``dump_log`` into a :class:`JsonlOutput`, and the whole command) runs once with the
+``dump-segment -f jsonl`` (its ``dump_log`` into a ``JsonlOutput``, and the whole command) runs once with the
 native core and once with ``KAFKATOOL_NATIVE=0``: the bytes written, the defects, the errors, the exit code and
 stderr must be the same for every .log of ../shared (the corpus and the record vectors) and fixtures/, shallow,
 ``--deep`` and ``--print-data`` with each decoder the native rows write, whole and cut by ``--max-bytes``, and on
@@ -9,7 +9,6 @@ generated (every codec, flags, control batches, invalid UTF-8, control character
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 from collections.abc import Iterator
@@ -21,43 +20,21 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kafkatool.cli import app
-from kafkatool.commands import dump_segment as ds
 from kafkatool.model import Compression, Header, Record
-from kafkatool.render.output import JsonlOutput
 from kafkatool.schema import native, record_batch
 from tests.conftest import REPO, SHARED
-from tests.fuzz.native import python_path
+from tests.fuzz.native import JSONL_MODES, jsonl_dump, python_path
 
 pytestmark = pytest.mark.skipif(native.core() is None, reason=f"native core unusable: {native.why_not()}")
 
-#: (deep, print_data, key decoder, value decoder)
-MODES = [(False, False, "utf8", "utf8"), (True, False, "utf8", "utf8"), (True, True, "utf8", "utf8"),
-         (True, True, "hex", "base64"), (True, True, "none", "utf8"), (True, True, "base64", "none")]
-
-
-def dump(path: Path, deep: bool, print_data: bool, key: str = "utf8", value: str = "utf8",
-         max_bytes: int | None = None, text: bool = False) -> tuple:
-    """What ``dump_log`` writes for ``path`` (to a byte stream, or a plain text stream with ``text``), its
-    defects, its error and what it saw."""
-    raw = io.BytesIO()
-    stream = io.StringIO() if text else io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
-    out = JsonlOutput(stream)
-    opts = ds.Options(deep=deep or print_data, print_data=print_data, key_decoder=key, value_decoder=value,
-                      offsets=(None, None), max_bytes=max_bytes, verify=False)
-    try:
-        defects, error = ds.dump_log(path, out, opts, False), None
-    except Exception as err:  # the same error both ways
-        defects, error = None, (type(err).__name__, str(err))
-    out.finish({})
-    written = stream.getvalue().encode() if isinstance(stream, io.StringIO) else raw.getvalue()
-    return written, defects, error, opts.seen
+MODES = JSONL_MODES
 
 
 def both(path: Path, *args: object, **kwargs: object) -> tuple:
     """Dump with both paths and assert the same result."""
-    fast = dump(path, *args, **kwargs)  # type: ignore[arg-type]
+    fast = jsonl_dump(path, *args, **kwargs)  # type: ignore[arg-type]
     with python_path():
-        slow = dump(path, *args, **kwargs)  # type: ignore[arg-type]
+        slow = jsonl_dump(path, *args, **kwargs)  # type: ignore[arg-type]
     assert fast == slow
     return fast
 
