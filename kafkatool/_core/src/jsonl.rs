@@ -102,23 +102,46 @@ const ESCAPE: [u8; 256] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// Append valid UTF-8 `s` as the inside of a JSON string, escaped as orjson escapes.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether a byte of the word `w` is below 0x20, a `"` or a `\\` (the bytes orjson escapes).
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    (w.wrapping_sub(ONES * 0x20) & !w & HIGHS) | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64))
+        != 0
+}
+
+/// Append valid UTF-8 `s` as the inside of a JSON string, escaped as orjson escapes (eight bytes a step where
+/// none needs it).
 fn escaped(out: &mut Vec<u8>, s: &[u8]) {
+    out.reserve(s.len());
     let mut from = 0;
-    for (i, &b) in s.iter().enumerate() {
+    let mut i = 0;
+    while i < s.len() {
+        if let Some(word) = s.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            if !word_needs_escape(u64::from_le_bytes(w)) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = s[i];
         let e = ESCAPE[b as usize];
-        if e == 0 {
-            continue;
+        if e != 0 {
+            out.extend_from_slice(&s[from..i]);
+            out.push(b'\\');
+            out.push(e);
+            if e == b'u' {
+                out.extend_from_slice(b"00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 15) as usize]);
+            }
+            from = i + 1;
         }
-        out.extend_from_slice(&s[from..i]);
-        out.push(b'\\');
-        out.push(e);
-        if e == b'u' {
-            out.extend_from_slice(b"00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 15) as usize]);
-        }
-        from = i + 1;
+        i += 1;
     }
     out.extend_from_slice(&s[from..]);
 }
@@ -126,38 +149,41 @@ fn escaped(out: &mut Vec<u8>, s: &[u8]) {
 /// `bytes.decode("utf-8", errors="replace")` as a JSON string: each maximal invalid subpart becomes U+FFFD.
 fn utf8_string(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'"');
-    for chunk in b.utf8_chunks() {
-        escaped(out, chunk.valid().as_bytes());
-        if !chunk.invalid().is_empty() {
-            out.extend_from_slice("\u{FFFD}".as_bytes());
+    if std::str::from_utf8(b).is_ok() {
+        escaped(out, b); // the usual case: std's validation has an ASCII fast path, the chunks none
+    } else {
+        for chunk in b.utf8_chunks() {
+            escaped(out, chunk.valid().as_bytes());
+            if !chunk.invalid().is_empty() {
+                out.extend_from_slice("\u{FFFD}".as_bytes());
+            }
         }
     }
     out.push(b'"');
 }
 
 fn hex_string(out: &mut Vec<u8>, b: &[u8]) {
-    out.reserve(b.len() * 2 + 2);
-    out.push(b'"');
-    for &x in b {
-        out.push(HEX[(x >> 4) as usize]);
-        out.push(HEX[(x & 15) as usize]);
+    let start = out.len();
+    out.resize(start + b.len() * 2 + 2, b'"');
+    for (d, &x) in out[start + 1..].chunks_exact_mut(2).zip(b) {
+        d[0] = HEX[(x >> 4) as usize];
+        d[1] = HEX[(x & 15) as usize];
     }
-    out.push(b'"');
 }
 
 fn base64_string(out: &mut Vec<u8>, b: &[u8]) {
-    out.reserve(b.len().div_ceil(3) * 4 + 2);
-    out.push(b'"');
-    for group in b.chunks(3) {
+    let start = out.len();
+    out.resize(start + b.len().div_ceil(3) * 4 + 2, b'"');
+    let sextet = |n: u32, shift: u32| B64[(n >> shift) as usize & 63];
+    for (d, group) in out[start + 1..].chunks_exact_mut(4).zip(b.chunks(3)) {
         let n = (group[0] as u32) << 16
             | (*group.get(1).unwrap_or(&0) as u32) << 8
             | *group.get(2).unwrap_or(&0) as u32;
-        out.push(B64[(n >> 18) as usize & 63]);
-        out.push(B64[(n >> 12) as usize & 63]);
-        out.push(if group.len() > 1 { B64[(n >> 6) as usize & 63] } else { b'=' });
-        out.push(if group.len() > 2 { B64[n as usize & 63] } else { b'=' });
+        d[0] = sextet(n, 18);
+        d[1] = sextet(n, 12);
+        d[2] = if group.len() > 1 { sextet(n, 6) } else { b'=' };
+        d[3] = if group.len() > 2 { sextet(n, 0) } else { b'=' };
     }
-    out.push(b'"');
 }
 
 /// `decode_bytes(data, decoder)` as JSON (`data` `None`: null).
@@ -580,6 +606,9 @@ mod tests {
     fn strings_as_orjson_writes_them() {
         assert_eq!(text(|o| utf8_string(o, b"a\"\\\x00\x1f\x7f\n\x08")), "\"a\\\"\\\\\\u0000\\u001f\x7f\\n\\b\"");
         assert_eq!(text(|o| utf8_string(o, b"\xe2\x82\xff\xc3\xa9")), "\"\u{FFFD}\u{FFFD}\u{e9}\"");
+        let long = b"0123456789abcdef\"0123456789\\abcdef\x1f0123456789abcdef\xc3\xa9";
+        assert_eq!(text(|o| utf8_string(o, long)),
+                   "\"0123456789abcdef\\\"0123456789\\\\abcdef\\u001f0123456789abcdef\u{e9}\"");
         assert_eq!(text(|o| base64_string(o, b"ab")), "\"YWI=\"");
         assert_eq!(text(|o| base64_string(o, b"abcd")), "\"YWJjZA==\"");
         assert_eq!(text(|o| hex_string(o, b"\x01\xab")), "\"01ab\"");
