@@ -24,6 +24,7 @@ from kafkatool.model import Compression, Header, Record
 from kafkatool.schema import native, record_batch
 from tests.conftest import REPO, SHARED
 from tests.fuzz.native import JSONL_MODES, jsonl_dump, python_path
+from tests.test_native_text_deep import control_segment
 
 pytestmark = pytest.mark.skipif(native.core() is None, reason=f"native core unusable: {native.why_not()}")
 
@@ -162,15 +163,7 @@ def test_control_batches(scratch: Path, markers: list[tuple[int, int, int, int, 
                          mode: tuple) -> None:
     """Control batches: end-transaction markers and unknown types (written natively), raft and malformed control
     records (handed back), between ordinary transactional batches."""
-    from kafkatool.schema.control import build_control_key, build_end_txn_marker
-
-    data = record_batch.build_records_batch([Record(0, 0, b"k", b"v", (), offset_delta=0)], base_offset=0,
-                                            base_timestamp=5, producer_id=9, producer_epoch=0, attributes=0x10)
-    recs = [Record(0, 0, build_control_key(ctype, version), build_end_txn_marker(epoch, vversion)[:6 if full else 3],
-                   (), offset_delta=i) for i, (ctype, version, vversion, epoch, full) in enumerate(markers)]
-    marker = record_batch.build_records_batch(recs, base_offset=1, base_timestamp=6, compression=codec,
-                                              producer_id=9, producer_epoch=0, attributes=0x30)
-    buf = data + marker + data
+    buf, data = control_segment(markers, codec)
     core = native.core()
     assert core is not None
     if codec is Compression.NONE:

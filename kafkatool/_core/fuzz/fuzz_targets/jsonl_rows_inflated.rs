@@ -5,14 +5,12 @@
 #![no_main]
 
 use _native::jsonl::{jsonl_rows_inflated, Decoder, Options};
+use kafkatool_core_fuzz::inflated_cut;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let head = [data.first().copied().unwrap_or(0), data.get(1).copied().unwrap_or(0)];
-    let cut = u16::from_be_bytes(head) as usize % (data.len() + 1);
-    let batch = data.get(2..cut.max(2)).unwrap_or(&[]);
-    let inflated = &data[cut..];
-    let shown = (head[0] & 1 == 1).then_some((Decoder::Utf8, Decoder::Hex));
+    let (pick, batch, inflated) = inflated_cut(data);
+    let shown = (pick & 1 == 1).then_some((Decoder::Utf8, Decoder::Hex));
     let opts = Options { deep: true, data: shown, max_output: 1 << 20 };
     let rows = jsonl_rows_inflated(batch, 7, inflated, b"\"f\"", opts);
     assert!(rows.stop == 7 || rows.stop == 7 + batch.len() as u64, "stopped at {}", rows.stop);
