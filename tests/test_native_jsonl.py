@@ -53,7 +53,8 @@ def vector_segments() -> list[Path]:
     return out
 
 
-LOGS = sorted((SHARED / "corpus").rglob("*.log")) + sorted((REPO / "fixtures").rglob("*.log"))
+LOGS = sorted((SHARED / "corpus").rglob("*.log")) + sorted((REPO / "fixtures").rglob("*.log")) + sorted(
+    (SHARED / "corpus").rglob("*.checkpoint")) + sorted((REPO / "fixtures").rglob("*.checkpoint"))
 VECTORS = vector_segments()
 
 
