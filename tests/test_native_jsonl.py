@@ -80,6 +80,8 @@ def test_reference_logs(path: Path) -> None:
     size = path.stat().st_size
     both(path, True, True, max_bytes=max(size // 2, 1))
     both(path, False, False, max_bytes=max(size // 3, 1))
+    both(path, False, False, verify=True)
+    both(path, True, True, verify=True, max_bytes=max(size // 2, 1))
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[str(p.relative_to(SHARED)) for p in VECTORS])
@@ -88,13 +90,15 @@ def test_vectors(vector: Path, scratch: Path) -> None:
     path = as_segment(scratch, vector.read_bytes())
     for mode in MODES:
         both(path, *mode)
+    both(path, True, True, verify=True)
 
 
 def test_whole_command_and_text_stream() -> None:
     """The command itself (exit code, stdout bytes, stderr) on segments with damage, and a text stream output."""
     runner = CliRunner()
     picked = [p for p in LOGS if "crc" in str(p) or "torn" in str(p) or "legacy" in str(p)][:12] + LOGS[:4]
-    for args in (["--print-data"], ["--deep"], [], ["--print-data", "--key-decoder", "hex"]):
+    for args in (["--print-data"], ["--deep"], [], ["--print-data", "--key-decoder", "hex"], ["--verify"],
+                 ["--verify", "--print-data"]):
         fast = runner.invoke(app, ["dump-segment", "-f", "jsonl", *args, *map(str, picked)])
         with python_path():
             slow = runner.invoke(app, ["dump-segment", "-f", "jsonl", *args, *map(str, picked)])
@@ -109,8 +113,8 @@ def test_native_path_is_taken(scratch: Path) -> None:
     buf = record_batch.build_records_batch(recs, base_offset=0, base_timestamp=1)
     core = native.core()
     assert core is not None
-    text, stop, count, first, last = core.jsonl_rows(buf, 0, len(buf), b'"f"', True, "utf8", "utf8", 1 << 20)
-    assert (stop, count, first, last) == (len(buf), 1, 0, 0)
+    text, stop, count, first, last, heads = core.jsonl_rows(buf, 0, len(buf), b'"f"', True, "utf8", "utf8", 1 << 20)
+    assert (stop, count, first, last, heads.tolist()) == (len(buf), 1, 0, 0, [0, 0, 0, 1, 0])
     row = json.loads(text)
     assert row["records"][0]["key"] == "k\x00\ufffd" and row["file"] == "f"
     written = both(as_segment(scratch, buf), True, True)[0]
@@ -149,9 +153,10 @@ def test_generated_segments(scratch: Path, batches: list, flips: list[tuple[int,
     path = as_segment(scratch, bytes(buf))
     both(path, *mode)
     both(path, True, True)
+    both(path, False, False, verify=True)
     for at, xor in flips:
         buf[at % len(buf)] ^= xor
-    both(as_segment(scratch, bytes(buf)), *mode)
+    both(as_segment(scratch, bytes(buf)), *mode, verify=True)
     both(as_segment(scratch, bytes(buf[:cut % (len(buf) + 1)])), True, True, "hex", "utf8")
 
 
@@ -173,3 +178,23 @@ def test_control_batches(scratch: Path, markers: list[tuple[int, int, int, int, 
                          for ctype, version, vversion, _, full in markers)
         assert written == (len(buf) if written_ok else len(data))
     both(as_segment(scratch, buf), *mode)
+
+
+def test_verify_over_native_rows(scratch: Path) -> None:
+    """``--verify``'s offset checks over the written batches' header columns: a misnamed segment, offsets going
+    back, a gap, a legacy entry between native runs (fed entry by entry), as the Python path reports them."""
+    from kafkatool.schema import legacy
+
+    def batch(base: int, n: int = 2) -> bytes:
+        recs = [Record(0, 0, b"k", b"v", (), offset_delta=i) for i in range(n)]
+        return record_batch.build_records_batch(recs, base_offset=base, base_timestamp=1)
+
+    old = legacy.build_legacy_entry(20, magic=1, key=b"k", value=b"v", timestamp=1_700_000_000_000)
+    buf = batch(5) + batch(3) + batch(10) + old + batch(30) + batch(31)
+    path = scratch / "t-0" / "00000000000000000100.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buf)
+    written, defects, _seen = both(path, False, False, verify=True)[:3]
+    codes = [d.code for d in defects[1]] if defects[0] == "ok" else []
+    assert {"segment-name-mismatch", "offset-order", "offset-gap"} <= set(codes), codes
+    assert b'"code":"offset-order"' in written

@@ -155,22 +155,23 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     last_offset: int | None = None
     counted = 0  # bytes of the file passed to advance()
     native = NativeRows.make(out, name, deep=opts.deep or opts.print_data, key_decoder=key_dec,
-                             value_decoder=value_dec) if checker is None and not filtered and topic_dec is None \
-        else None
+                             value_decoder=value_dec) if not filtered and topic_dec is None else None
 
     def fast(buf: bytes | memoryview, pos: int, limit: int) -> int:
         """The native rows of the batches from ``pos`` (``schema.log_segment.FastEntries``)."""
         nonlocal count, first, last_offset, counted
         assert native is not None
-        stop, written, run_first, run_last = native(buf, pos, limit)
-        if written:
-            count += written
-            first = run_first if first is None else first
-            last_offset = run_last
-            if stop - counted >= PROGRESS_STEP:
-                advance(stop - counted)
-                counted = stop
-        return stop
+        run = native(buf, pos, limit)
+        if run.count:
+            count += run.count
+            first = run.first if first is None else first
+            last_offset = run.last
+            if checker is not None:
+                checker.feed_columns(*run.heads())
+            if run.stop - counted >= PROGRESS_STEP:
+                advance(run.stop - counted)
+                counted = run.stop
+        return run.stop
 
     with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name,
                   fast=None if native is None else fast) as items:

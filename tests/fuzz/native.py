@@ -230,9 +230,9 @@ JSONL_MODES = ((False, False, "utf8", "utf8"), (True, False, "utf8", "utf8"), (T
 
 
 def jsonl_dump(path: Path, deep: bool, print_data: bool, key: str = "utf8", value: str = "utf8",
-               max_bytes: int | None = None, text: bool = False) -> Normal:
-    """``dump-segment -f jsonl`` of the segment at ``path`` (``commands.dump_segment.dump_log`` into a
-    ``JsonlOutput`` over a byte stream, as the command runs it, or over a plain text stream with ``text``), under
+               max_bytes: int | None = None, text: bool = False, verify: bool = False) -> Normal:
+    """``dump-segment -f jsonl`` (``--verify``) of the segment at ``path`` (``commands.dump_segment.dump_log`` into
+    a ``JsonlOutput`` over a byte stream, as the command runs it, or over a plain text stream with ``text``), under
     the fuzz decompression cap: the bytes written, the defects or the error, and what the dump saw."""
     import io
 
@@ -245,10 +245,10 @@ def jsonl_dump(path: Path, deep: bool, print_data: bool, key: str = "utf8", valu
     stream = io.StringIO() if text else io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
     out = JsonlOutput(stream)
     opts = dump_segment.Options(deep=deep or print_data, print_data=print_data, key_decoder=key,
-                                value_decoder=value, offsets=(None, None), max_bytes=max_bytes, verify=False)
+                                value_decoder=value, offsets=(None, None), max_bytes=max_bytes, verify=verify)
     token = set_limits(ReadLimits(FUZZ_MAX_OUTPUT))
     try:
-        defects = _outcome(lambda: dump_segment.dump_log(path, out, opts, False))
+        defects = _outcome(lambda: dump_segment.dump_log(path, out, opts, verify))
     finally:
         reset_limits(token)
     out.finish({})
@@ -257,9 +257,11 @@ def jsonl_dump(path: Path, deep: bool, print_data: bool, key: str = "utf8", valu
 
 
 def _jsonl(data: bytes) -> Normal:
-    """:func:`jsonl_dump` of the segment, the mode from the first byte (:data:`JSONL_MODES`)."""
-    mode = JSONL_MODES[data[0] % len(JSONL_MODES) if data else 0]
-    return jsonl_dump(_scratch_segment(data[1:]), *mode)
+    """:func:`jsonl_dump` of the segment, the mode from the first byte (:data:`JSONL_MODES`, and ``--verify`` in
+    every other round of them)."""
+    pick = data[0] if data else 0
+    mode = JSONL_MODES[pick % len(JSONL_MODES)]
+    return jsonl_dump(_scratch_segment(data[1:]), *mode, verify=(pick // len(JSONL_MODES)) % 2 == 1)
 
 
 def _jsonl_inflated(data: bytes) -> Normal:
@@ -310,7 +312,7 @@ def _mode_seeds() -> tuple[bytes, ...]:
 
 
 def _jsonl_seeds() -> tuple[bytes, ...]:
-    return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(len(JSONL_MODES)))
+    return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(2 * len(JSONL_MODES)))
 
 
 def _inflated_seeds() -> tuple[bytes, ...]:

@@ -12,6 +12,7 @@
 //! `utf8` (invalid sequences replaced by U+FFFD, one per maximal invalid subpart, as Python's
 //! `errors="replace"`), `hex`, `base64` or `none`; `json` and the internal-topic decoders stay in Python.
 
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -72,15 +73,21 @@ pub struct Options {
 }
 
 /// What one call wrote: the rows, where it stopped (the first entry not written), how many entries, the first
-/// entry's base offset and the last one's last offset.
+/// entry's base offset and the last one's last offset, and the written entries' headers for the offset checks
+/// (`engine.verify.LogChecker.feed_columns`): position, base offset, last offset, records count and last offset
+/// delta, [`HEAD_FIELDS`] values an entry.
 #[derive(Debug, Default)]
 pub struct Rows {
     pub text: Vec<u8>,
     pub stop: u64,
     pub count: u64,
     pub first: Option<i64>,
-    pub last: Option<i128>,
+    pub last: Option<i64>,
+    pub heads: Vec<i64>,
 }
+
+/// The values of one entry in [`Rows::heads`].
+pub const HEAD_FIELDS: usize = 5;
 
 /// Bytes that orjson escapes in a string: 0 none, else the escape's second character (`u`: `\u00XX`).
 const ESCAPE: [u8; 256] = {
@@ -273,10 +280,11 @@ fn entry(b: &[u8], pos: u64, opts: Options, file: &[u8], given: Option<&[u8]>, r
     let mark = rows.text.len();
     let written = entry_text(b, pos, opts, file, given, &mut rows.text);
     match written {
-        Some((first, last)) => {
+        Some(head) => {
             rows.count += 1;
-            rows.first.get_or_insert(first);
-            rows.last = Some(last);
+            rows.first.get_or_insert(head[1]);
+            rows.last = Some(head[2]);
+            rows.heads.extend_from_slice(&head);
             Some(())
         }
         None => {
@@ -286,10 +294,10 @@ fn entry(b: &[u8], pos: u64, opts: Options, file: &[u8], given: Option<&[u8]>, r
     }
 }
 
-/// The body of [`entry`]: writes straight into `out`, which the caller truncates on `None`; the entry's base
-/// offset and last offset.
+/// The body of [`entry`]: writes straight into `out`, which the caller truncates on `None`; the entry's head
+/// (see [`Rows::heads`]).
 fn entry_text(b: &[u8], pos: u64, opts: Options, file: &[u8], given: Option<&[u8]>, out: &mut Vec<u8>)
-              -> Option<(i64, i128)> {
+              -> Option<[i64; HEAD_FIELDS]> {
     let crc = be_u32(b, V2_CRC_OFFSET);
     if crc32c::crc32c(&b[V2_CRC_COVERED_FROM..]) != crc {
         return None; // the walk yields a crc-mismatch defect first: the Python path's
@@ -304,14 +312,14 @@ fn entry_text(b: &[u8], pos: u64, opts: Options, file: &[u8], given: Option<&[u8
     };
     let attrs = h.attrs;
     let last_delta = be_i32(b, V2_LAST_OFFSET_DELTA_OFFSET) as i64;
-    let last_offset = h.base_offset as i128 + last_delta as i128;
+    let last_offset = h.base_offset.checked_add(last_delta)?; // past 64 bits: the Python path's
     let codec = (attrs & V2_CODEC_MASK) as usize;
     out.extend_from_slice(b"{\"type\":\"batch\",\"position\":");
     num64(out, pos as i64);
     out.extend_from_slice(b",\"base_offset\":");
     num64(out, h.base_offset);
     out.extend_from_slice(b",\"last_offset\":");
-    int(out, last_offset)?;
+    num64(out, last_offset);
     out.extend_from_slice(b",\"count\":");
     num64(out, h.count);
     out.extend_from_slice(b",\"size\":");
@@ -370,7 +378,7 @@ fn entry_text(b: &[u8], pos: u64, opts: Options, file: &[u8], given: Option<&[u8
     out.extend_from_slice(b",\"file\":");
     out.extend_from_slice(file);
     out.extend_from_slice(b"}\n");
-    Some((h.base_offset, last_offset))
+    Some([pos as i64, h.base_offset, last_offset, h.count, last_delta])
 }
 
 /// The batch's record rows (`rows.record_row` over `record_batch.decode_records`), comma-separated.
@@ -516,8 +524,8 @@ pub fn jsonl_rows_inflated(batch: &[u8], pos: u64, inflated: &[u8], file: &[u8],
     rows
 }
 
-/// What the Python functions return: (rows, stop, count, first base offset, last offset).
-type RowsTuple<'py> = (Bound<'py, PyBytes>, u64, u64, Option<i64>, Option<i128>);
+/// What the Python functions return: (rows, stop, count, first base offset, last offset, heads).
+type RowsTuple<'py> = (Bound<'py, PyBytes>, u64, u64, Option<i64>, Option<i64>, Bound<'py, PyArray1<i64>>);
 
 fn options(deep: bool, key_decoder: Option<&str>, value_decoder: Option<&str>, max_output: usize)
            -> PyResult<Options> {
@@ -535,12 +543,12 @@ fn options(deep: bool, key_decoder: Option<&str>, value_decoder: Option<&str>, m
 }
 
 fn to_python(py: Python<'_>, rows: Rows) -> RowsTuple<'_> {
-    (PyBytes::new(py, &rows.text), rows.stop, rows.count, rows.first, rows.last)
+    (PyBytes::new(py, &rows.text), rows.stop, rows.count, rows.first, rows.last, rows.heads.into_pyarray(py))
 }
 
 /// `jsonl_rows(chunk, chunk_pos, limit, file, deep, key_decoder, value_decoder, max_output)`:
-/// `(rows, stop, count, first, last)`, see [`jsonl_rows`]; decoders `None` (no data shown) or utf8, hex,
-/// base64, none.
+/// `(rows, stop, count, first, last, heads)`, see [`jsonl_rows`] and [`Rows`] (`heads` an int64 array, five
+/// values an entry); decoders `None` (no data shown) or utf8, hex, base64, none.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(name = "jsonl_rows")]

@@ -3,7 +3,7 @@
 //! stops inside the chunk and the limit.
 #![no_main]
 
-use _native::jsonl::{jsonl_rows, Decoder, Options};
+use _native::jsonl::{jsonl_rows, Decoder, Options, HEAD_FIELDS};
 use libfuzzer_sys::fuzz_target;
 
 const DECODERS: [Decoder; 4] = [Decoder::Utf8, Decoder::Hex, Decoder::Base64, Decoder::Nothing];
@@ -19,5 +19,6 @@ fuzz_target!(|data: &[u8]| {
     assert!(rows.stop <= limit.max(0), "stopped at {} of {limit}", rows.stop);
     let text = std::str::from_utf8(&rows.text).expect("rows are UTF-8");
     assert_eq!(text.matches('\n').count() as u64, rows.count);
+    assert_eq!(rows.heads.len() as u64, rows.count * HEAD_FIELDS as u64);
     assert!(text.is_empty() || text.ends_with("\"f\"}\n"));
 });
