@@ -48,7 +48,8 @@ _NOTHING = Run(b"", 0, 0, None, None, np.zeros(0, dtype=np.int64))
 
 
 class NativeRows:
-    """The native row writer of one segment, bound to its output (a ``schema.log_segment.FastEntries``)."""
+    """The native row writer of one segment, bound to its output; the command's walk hook
+    (``schema.log_segment.FastEntries``) calls it at each entry boundary."""
 
     CHUNK = 256 << 10  # bytes of the segment per call (a batch larger than this goes whole)
 
