@@ -99,13 +99,9 @@ def test_generated_segments(batches: list, flips: list[tuple[int, int]], cut: in
     both("00000000000000000000.log", bytes(buf[:cut % (len(buf) + 1)]), True, True, False)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(-1, 7), st.integers(-1, 1), st.integers(-1, 1), st.integers(-5, 1 << 20),
-                          st.booleans()), min_size=1, max_size=3),
-       st.sampled_from([Compression.NONE, Compression.GZIP]))
-def test_control_batches(markers: list[tuple[int, int, int, int, bool]], codec: Compression) -> None:
-    """Control batches: end-transaction markers (written natively), other and malformed control records (handed
-    back), between ordinary batches."""
+def control_segment(markers: list[tuple[int, int, int, int, bool]], codec: Compression) -> tuple[bytes, bytes]:
+    """A transactional batch, a control batch of ``markers`` (type, key version, value version, coordinator epoch,
+    whether the value is whole), the transactional batch again; and that batch alone."""
     from kafkatool.schema.control import build_control_key, build_end_txn_marker
 
     data = record_batch.build_records_batch([Record(0, 0, b"k", b"v", (), offset_delta=0)], base_offset=0,
@@ -114,7 +110,17 @@ def test_control_batches(markers: list[tuple[int, int, int, int, bool]], codec: 
                    (), offset_delta=i) for i, (ctype, version, vversion, epoch, full) in enumerate(markers)]
     marker = record_batch.build_records_batch(recs, base_offset=1, base_timestamp=6, compression=codec,
                                               producer_id=9, producer_epoch=0, attributes=0x30)
-    buf = data + marker + data
+    return data + marker + data, data
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(-1, 7), st.integers(-1, 1), st.integers(-1, 1), st.integers(-5, 1 << 20),
+                          st.booleans()), min_size=1, max_size=3),
+       st.sampled_from([Compression.NONE, Compression.GZIP]))
+def test_control_batches(markers: list[tuple[int, int, int, int, bool]], codec: Compression) -> None:
+    """Control batches: end-transaction markers (written natively), other and malformed control records (handed
+    back), between ordinary batches."""
+    buf, data = control_segment(markers, codec)
     core = native.core()
     assert core is not None
     written = core.dump_deep(buf, 0, len(buf), len(buf), -1, True, False, 1 << 20)[1]

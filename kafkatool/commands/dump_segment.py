@@ -137,6 +137,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     from kafkatool.engine.verify import LogChecker
     from kafkatool.model import Defect
     from kafkatool.reading.log import open_log
+    from kafkatool.render.jsonl_native import NativeRows
 
     name = str(path)
     base = offset_from_name(path.name)
@@ -151,9 +152,29 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     topic_dec = topic_decoder_for(path, opts.topic_decoder) if opts.print_data else None
     count = 0
     first: int | None = None
-    last: LogEntry | None = None
+    last_offset: int | None = None
     counted = 0  # bytes of the file passed to advance()
-    with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name) as items:
+    native = NativeRows.make(out, name, deep=opts.deep or opts.print_data, key_decoder=key_dec,
+                             value_decoder=value_dec) if not filtered and topic_dec is None else None
+
+    def fast(buf: bytes | memoryview, pos: int, limit: int) -> int:
+        """The native rows of the batches from ``pos`` (``schema.log_segment.FastEntries``)."""
+        nonlocal count, first, last_offset, counted
+        assert native is not None
+        run = native(buf, pos, limit)
+        if run.count:
+            count += run.count
+            first = run.first if first is None else first
+            last_offset = run.last
+            if checker is not None:
+                checker.feed_columns(*run.heads())
+            if run.stop - counted >= PROGRESS_STEP:
+                advance(run.stop - counted)
+                counted = run.stop
+        return run.stop
+
+    with open_log(path, deep=opts.deep or opts.print_data, max_bytes=opts.max_bytes, label=name,
+                  fast=None if native is None else fast) as items:
         # Only once the file is open: an unreadable file prints no header, only its error.
         out.begin_file(name, "log", {"base_offset": base, "size": path.stat().st_size})
         for item in items:
@@ -167,7 +188,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
             if checker is not None:
                 checker.feed(item)
             first = item.base_offset if first is None else first
-            last = item
+            last_offset = item.last_offset
             if filtered and not _in_range(item, lo, hi):
                 continue
             if item.records is not None and (lo is not None or hi is not None):
@@ -186,9 +207,9 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
         for d in checker.defects:
             out.row(rows.defect_row(d))
         defects.extend(checker.defects)
-    if first is not None and last is not None:
-        opts.seen.append((first, last.last_offset + 1, count))
-    out.end_file({"entries": count, "next_offset": None if last is None else last.last_offset + 1,
+    if first is not None and last_offset is not None:
+        opts.seen.append((first, last_offset + 1, count))
+    out.end_file({"entries": count, "next_offset": None if last_offset is None else last_offset + 1,
                   "defects": len([d for d in defects if d.severity != "info"])})
     return defects
 

@@ -38,7 +38,6 @@ from kafkatool.errors import DecodeError
 from kafkatool.model import (
     NO_SEQUENCE,
     AbortedTxn,
-    Compression,
     LegacyBatch,
     ProducerSnapshotEntry,
     Record,
@@ -51,6 +50,7 @@ from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT
 from kafkatool.schema.control import is_transaction_marker_key, parse_control_record
 from kafkatool.schema.java import JavaException, java_utf8
 from kafkatool.schema.kraft_control import read_kraft_control
+from kafkatool.schema.native import INFLATED_BY_PYTHON
 from kafkatool.schema.producer_snapshot import snapshot_corruption
 from kafkatool.storage.codecs import CODEC_BITS, KNOWN_CODEC_BY_BITS
 from kafkatool.storage.java_hash import string_hash_map_order
@@ -73,9 +73,6 @@ SNAPSHOT_SUFFIX = ".snapshot"
 KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
-ZSTD_ID = Compression.ZSTD.value
-# Codecs the native codecs hand back (zstd without a content checksum, lz4): Python decompresses, Rust writes.
-_INFLATED_BY_PYTHON = (ZSTD_ID, Compression.LZ4.value)
 
 _CODEC, _LOG_APPEND, _TXN, _CONTROL, _HORIZON = (CODEC_BITS, rb.TIMESTAMP_TYPE_FLAG, rb.TRANSACTIONAL_FLAG,
                                                   rb.CONTROL_FLAG, rb.DELETE_HORIZON_FLAG)
@@ -806,7 +803,7 @@ class _NativeDeep:
         its lines written natively; ``stop`` is the batch's position when it is handed back."""
         nothing: tuple[str, int, int, list[tuple[int, int]]] = ("", batch.position, last, [])
         header = batch.peek_header()
-        if header is None or header.attributes & _CODEC not in _INFLATED_BY_PYTHON or header.is_control or \
+        if header is None or header.attributes & _CODEC not in INFLATED_BY_PYTHON or header.is_control or \
                 header.records_count <= 0:
             return nothing
         max_output = self.records.max_output

@@ -73,7 +73,7 @@ class LogChecker:
     def feed(self, e: LogEntry) -> None:
         """Check one entry against the one before it."""
         base = e.base_offset
-        if self.previous is None:
+        if self.entries == 0:
             self.first_offset = base
             if self.base_offset is not None and base < self.base_offset:
                 self.defects.append(Defect(
@@ -81,7 +81,8 @@ class LogChecker:
                     f"first batch starts at offset {base}, below the segment's name offset {self.base_offset}: "
                     "the file is misnamed (Kafka refuses to recover such a segment)"))
         else:
-            prev_last = self.previous.last_offset
+            prev_last = self.last_offset
+            assert prev_last is not None
             if base <= prev_last:
                 self.defects.append(Defect(
                     "offset-order", self.file, e.position, "base_offset",
@@ -114,27 +115,39 @@ class LogChecker:
         Over the columns no batch is decoded: a shallow read decodes only control batches' records, and
         ``record_batch.decode_records`` gives exactly ``records_count`` records or fails (``DefaultRecordBatch``'s
         iterator check), so the "declared vs decoded" count cannot differ there."""
-        cols = log_columns(log) if self.previous is None else None
+        cols = log_columns(log) if self.entries == 0 else None
         if cols is None:
             for e in log:
                 self.feed(e)
             return
-        n = len(cols["base_offset"])
+        self.feed_columns(cols["position"], cols["base_offset"], cols["last_offset"], cols["records_count"],
+                          cols["last_offset_delta"])
+        if len(log):
+            self.previous = log[len(log) - 1]
+
+    def feed_columns(self, position: np.ndarray, base: np.ndarray, last: np.ndarray, count: np.ndarray,
+                     last_delta: np.ndarray) -> None:
+        """:meth:`feed` of magic 2 batches given as header columns (their records decoded to exactly their count,
+        or not decoded), after the entries fed so far: the same defects, in the same order."""
+        n = len(base)
         if n == 0:
             return
-        base, last = cols["base_offset"], cols["last_offset"]
-        count = cols["records_count"].astype(np.int64)
+        count = count.astype(np.int64)
+        before = self.last_offset if self.entries else None
         order = np.zeros(n, dtype=bool)
         gap = np.zeros(n, dtype=bool)
         order[1:] = base[1:] <= last[:-1]
         gap[1:] = (base[1:] > last[:-1]) & (base[1:] - 1 != last[:-1])  # base > prev + 1, without overflow
-        over = count > cols["last_offset_delta"].astype(np.int64) + 1
+        b0 = int(base[0])
+        if before is not None:
+            order[0], gap[0] = b0 <= before, b0 > before + 1
+        over = count > last_delta.astype(np.int64) + 1
         flagged = order | gap | over
         flagged[0] = True
-        position = cols["position"]
         for k in np.flatnonzero(flagged).tolist():
             at, b = int(position[k]), int(base[k])
-            if k == 0:
+            prev_last = before if k == 0 else int(last[k - 1])
+            if prev_last is None:
                 if self.base_offset is not None and b < self.base_offset:
                     self.defects.append(Defect(
                         "segment-name-mismatch", self.file, at, "base_offset",
@@ -143,9 +156,8 @@ class LogChecker:
             elif order[k]:
                 self.defects.append(Defect(
                     "offset-order", self.file, at, "base_offset",
-                    f"offset {b} does not follow the previous entry's last offset {int(last[k - 1])}"))
+                    f"offset {b} does not follow the previous entry's last offset {prev_last}"))
             elif gap[k]:
-                prev_last = int(last[k - 1])
                 self.defects.append(Defect(
                     "offset-gap", self.file, at, "base_offset",
                     f"offsets {prev_last + 1}..{b - 1} are absent (normal after compaction or fencing)", "info"))
@@ -153,10 +165,10 @@ class LogChecker:
             if over[k]:
                 self.defects.append(Defect(
                     "record-count", self.file, at, "records_count",
-                    f"{declared} records cannot fit in {int(cols['last_offset_delta'][k]) + 1} offsets"))
-        self.first_offset = int(base[0])
+                    f"{declared} records cannot fit in {int(last_delta[k]) + 1} offsets"))
+        if before is None:
+            self.first_offset = b0
         self.records += int(count.sum())
-        self.previous = log[n - 1]
         self.last_offset = int(last[-1])
         self.entries += n
 

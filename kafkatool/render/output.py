@@ -75,6 +75,10 @@ class JsonlOutput:
         row["file"] = self.path
         self._line(row)
 
+    def write_rows(self, block: bytes) -> None:
+        """Rows already written as JSON lines (the native writer's, ``render.jsonl_native``)."""
+        self._write(block)
+
     def end_file(self, summary: Row) -> None:
         self._line({"type": "file_end", "path": self.path, **summary})
 

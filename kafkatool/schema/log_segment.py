@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import mmap
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 
 from kafkatool.errors import DecodeError
@@ -29,6 +29,10 @@ ZERO_CHUNK = bytes(SCAN_CHUNK)
 RELEASE_EVERY = 16 << 20  # the walk releases the mapped pages behind it at this interval (they count in RSS)
 
 WalkItem = LogEntry | Defect
+#: A caller's own handling of a run of entries (the native jsonl writer): called with the buffer, an entry
+#: boundary and the walk's limit, it returns the position after the entries it handled (the boundary itself when
+#: it handled none: the walk yields that entry). It must only take entries the walk would yield without a defect.
+FastEntries = Callable[[bytes | memoryview, int, int], int]
 HEADER_UNPACK = rb.HEADER_STRUCT.unpack_from
 HEADER_SIZE = rb.HEADER_SIZE
 _LENGTH = struct.Struct(">i")
@@ -157,11 +161,13 @@ def not_a_segment(buf: bytes | memoryview, end: int | None = None) -> str | None
 
 
 def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_crc: bool = True,
-             start: int = 0, end: int | None = None, max_output: int | None = None) -> Iterator[WalkItem]:
+             start: int = 0, end: int | None = None, max_output: int | None = None,
+             fast: FastEntries | None = None) -> Iterator[WalkItem]:
     """Yield every entry of a log buffer in order, and a :class:`Defect` wherever the bytes are bad.
 
     ``end`` limits the walk (``--max-bytes``); an entry crossing it is not reported as torn then, the
-    caller having asked for a prefix. With ``deep`` each entry's records are decoded too.
+    caller having asked for a prefix. With ``deep`` each entry's records are decoded too. ``fast`` is offered
+    each entry boundary first (see :data:`FastEntries`).
     """
     size = len(buf)
     view = memoryview(buf)
@@ -173,6 +179,11 @@ def walk_log(buf: bytes | memoryview, file: str, *, deep: bool = False, verify_c
         if pos - released >= RELEASE_EVERY:
             release_pages(buf, released, pos)
             released = pos
+        if fast is not None:
+            nxt = fast(buf, pos, limit)
+            if nxt != pos:  # the caller handled the entries up to nxt
+                pos = nxt
+                continue
         remaining = limit - pos
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
             if not prefix_only:

@@ -132,6 +132,14 @@ def batch_bytes(buf: bytes | memoryview | Any, position: int, size: int) -> byte
     return bytes(buf[position:position + size])
 
 
+def peek_entry(buf: bytes | memoryview | Any, position: int) -> tuple[int, int, int]:
+    """The magic, size in bytes (the length field plus :data:`LOG_OVERHEAD`) and codec id of the entry at
+    ``position``, whose first :data:`HEADER_SIZE` bytes must be in ``buf`` (the size and codec are a magic 2
+    batch's reading of them)."""
+    size = LOG_OVERHEAD + int.from_bytes(buf[position + 8:position + 12], "big", signed=True)
+    return buf[position + MAGIC_OFFSET], size, buf[position + ATTRIBUTES_OFFSET + 1] & CODEC_MASK
+
+
 def inflated_payload(buf: bytes | memoryview | Any, batch: RecordBatch, max_output: int | None) -> bytes | None:
     """The decompressed records of the compressed ``batch`` (as :func:`decode_records` decompresses them), or
     ``None`` when they do not decompress (the caller's decoder then reports it)."""

@@ -148,6 +148,12 @@ def headline(res: dict[str, Any]) -> list[dict[str, Any]]:
     add(f"dump-segment --deep --print-data, {gib}, faster than DumpLogSegments --deep-iteration --print-data-log",
         ratio("big deep print", "dump-segment -f kafka --print-data big", dls), 2.0, "x",
         "whole processes, output to /dev/null")
+    jsonl = "dump-segment -f jsonl --print-data big"
+    add(f"dump-segment -f jsonl --print-data, {gib}, native rows / KAFKATOOL_NATIVE=0 (time ratio)",
+        _ratio(cli[f"{jsonl} (KAFKATOOL_NATIVE=0)"]["s"], cli[jsonl]["s"]) if f"{jsonl} (KAFKATOOL_NATIVE=0)" in cli
+        else None, 2.0, "x", "whole processes, output to /dev/null")
+    add(f"dump-segment -f jsonl --print-data, {gib}, faster than DumpLogSegments --deep-iteration --print-data-log",
+        ratio("big deep print", jsonl, dls), 2.0, "x", "whole processes, output to /dev/null")
     restart = res.get("restart", {})
     if "big-logdir" in rec and "in_process" in restart:
         add(f"simulate-restart, recovery point 0, {gib}, faster than Kafka's recovery",
@@ -335,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
             "dump-segment -f kafka tiny": suite.cli(["dump-segment", "-f", "kafka", tiny], runs),
             "dump-segment -f kafka --print-data big": suite.cli(["dump-segment", "-f", "kafka", "--print-data", big],
                                                                 runs),
+            "dump-segment -f jsonl --print-data big": suite.cli(["dump-segment", "-f", "jsonl", "--print-data", big],
+                                                                runs),
             "dump-segment --verify big": suite.cli(["dump-segment", "--verify", "-f", "jsonl", big], runs),
             "simulate-restart big-logdir": suite.cli([*RESTART, restart], runs),
             "simulate-restart partition": suite.cli([*RESTART, logdir], runs),
@@ -344,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         if not args.no_python_path:
             for key in ("dump-segment -f kafka big", "dump-segment -f kafka tiny",
-                        "dump-segment -f kafka --print-data big", "simulate-restart big-logdir"):
+                        "dump-segment -f kafka --print-data big", "dump-segment -f jsonl --print-data big",
+                        "simulate-restart big-logdir"):
                 res["cli"][f"{key} (KAFKATOOL_NATIVE=0)"] = suite.cli(res["cli"][key]["args"], runs, native=False)
         print("peak RSS ...", file=sys.stderr)
         res["rss"] = {mode: suite.peak_rss(mode, big) for mode in (

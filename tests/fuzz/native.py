@@ -224,6 +224,59 @@ def _deep_inflated(data: bytes) -> Normal:
     return _dump(bytes([1 + (data[0] % 2 if data else 0)]) + data[1:], "path")
 
 
+#: ``dump-segment -f jsonl`` modes by the input's first byte: (deep, print_data, key decoder, value decoder).
+JSONL_MODES = ((False, False, "utf8", "utf8"), (True, False, "utf8", "utf8"), (True, True, "utf8", "utf8"),
+               (True, True, "hex", "base64"), (True, True, "none", "utf8"), (True, True, "base64", "none"))
+
+
+def jsonl_dump(path: Path, deep: bool, print_data: bool, key: str = "utf8", value: str = "utf8",
+               max_bytes: int | None = None, text: bool = False, verify: bool = False) -> Normal:
+    """``dump-segment -f jsonl`` (``--verify``) of the segment at ``path`` (``commands.dump_segment.dump_log`` into
+    a ``JsonlOutput`` over a byte stream, as the command runs it, or over a plain text stream with ``text``), under
+    the fuzz decompression cap: the bytes written, the defects or the error, and what the dump saw."""
+    import io
+
+    from kafkatool.commands import dump_segment
+    from kafkatool.reading.context import reset_limits, set_limits
+    from kafkatool.render.output import JsonlOutput
+    from kafkatool.schema.codecs import ReadLimits
+
+    raw = io.BytesIO()
+    stream = io.StringIO() if text else io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    out = JsonlOutput(stream)
+    opts = dump_segment.Options(deep=deep or print_data, print_data=print_data, key_decoder=key,
+                                value_decoder=value, offsets=(None, None), max_bytes=max_bytes, verify=verify)
+    token = set_limits(ReadLimits(FUZZ_MAX_OUTPUT))
+    try:
+        defects = _outcome(lambda: dump_segment.dump_log(path, out, opts, verify))
+    finally:
+        reset_limits(token)
+    out.finish({})
+    written = stream.getvalue().encode() if isinstance(stream, io.StringIO) else raw.getvalue()
+    return written, defects, opts.seen
+
+
+def _jsonl(data: bytes) -> Normal:
+    """:func:`jsonl_dump` of the segment, the mode from the first byte (:data:`JSONL_MODES`, and ``--verify`` in
+    every other round of them)."""
+    pick = data[0] if data else 0
+    mode = JSONL_MODES[pick % len(JSONL_MODES)]
+    return jsonl_dump(_scratch_segment(data[1:]), *mode, verify=(pick // len(JSONL_MODES)) % 2 == 1)
+
+
+def _jsonl_inflated(data: bytes) -> Normal:
+    """The raw call on the input cut in two (a batch, and a payload said to be its inflated records), then the
+    deep jsonl dump of the segment (lz4 batches and zstd ones without a content checksum reach
+    ``jsonl_rows_inflated``)."""
+    from kafkatool.schema import native
+
+    core = native.core()
+    if core is not None:
+        cut = int.from_bytes(data[:2].ljust(2, b"\0"), "big") % (len(data) + 1)
+        core.jsonl_rows_inflated(data[2:cut], 0, data[cut:], b'"f"', "utf8", "hex", FUZZ_MAX_OUTPUT)
+    return _jsonl(bytes([1 + (data[0] % 5 if data else 0)]) + data[1:])
+
+
 def _restart(data: bytes) -> Normal:
     """``simulate-restart --assume unclean --recovery-point 0`` and ``replay-producers`` of the segment's log dir."""
     from kafkatool.engine.replay import replay
@@ -256,6 +309,10 @@ def _built_segments() -> tuple[bytes, ...]:
 
 def _mode_seeds() -> tuple[bytes, ...]:
     return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(3))
+
+
+def _jsonl_seeds() -> tuple[bytes, ...]:
+    return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(2 * len(JSONL_MODES)))
 
 
 def _inflated_seeds() -> tuple[bytes, ...]:
@@ -341,6 +398,8 @@ NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     _whole("dump_deep", lambda d: _dump(bytes([1 + (d[0] % 2 if d else 0)]) + d[1:], "path"), _mode_seeds,
            "dump_deep"),
     _whole("dump_deep_inflated", _deep_inflated, _inflated_seeds, "dump_deep_inflated"),
+    _whole("jsonl_rows", _jsonl, _jsonl_seeds, "jsonl_rows"),
+    _whole("jsonl_rows_inflated", _jsonl_inflated, _inflated_seeds, "jsonl_rows_inflated"),
     _whole("recover_segment_scan", _restart, _log_seeds, "recover_segment_scan"),
     _whole("replay_producers", _restart, _log_seeds, "replay_producers"),
 )}

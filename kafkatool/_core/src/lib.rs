@@ -9,7 +9,8 @@
 //!   explicit decompression limits;
 //! - `records`: record decoding (varints, headers, control records) into columns;
 //! - `text`: the shallow volume text writer (`--format kafka` batch lines);
-//! - `text_deep`: the deep writers (`--format kafka --deep/--print-data`, `--format jsonl` records);
+//! - `text_deep`: the deep writer (`--format kafka --deep/--print-data`);
+//! - `jsonl`: the `--format jsonl` entry rows of `dump-segment` (shallow, `--deep`, `--print-data`);
 //! - `producers`: producer-state replay over batch columns (Kafka's ProducerStateManager).
 #![forbid(unsafe_code)]
 
@@ -17,6 +18,7 @@ use pyo3::prelude::*;
 
 pub mod codecs;
 pub mod defect;
+pub mod jsonl;
 pub mod layout;
 pub mod producers;
 pub mod records;
@@ -38,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     records::register(m)?;
     text::register(m)?;
     text_deep::register(m)?;
+    jsonl::register(m)?;
     producers::register(m)?;
     Ok(())
 }

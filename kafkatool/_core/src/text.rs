@@ -45,7 +45,7 @@ fn be_i64(b: &[u8], at: usize) -> i64 {
 }
 
 /// Append the decimal text of `v` (as Java's `Long.toString`); u64 arithmetic (i128 only past i64's range).
-fn num(out: &mut Vec<u8>, v: i128) {
+pub(crate) fn num(out: &mut Vec<u8>, v: i128) {
     if let Ok(small) = i64::try_from(v) {
         return num64(out, small);
     }
@@ -64,7 +64,7 @@ fn num(out: &mut Vec<u8>, v: i128) {
 }
 
 /// `num` for an i64, the common case: two digits a step.
-fn num64(out: &mut Vec<u8>, v: i64) {
+pub(crate) fn num64(out: &mut Vec<u8>, v: i64) {
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
 5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     let mut digits = [0u8; 20];

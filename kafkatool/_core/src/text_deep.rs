@@ -36,9 +36,9 @@ const LOG_APPEND_TIME: i16 = layout::V2_TIMESTAMP_TYPE_FLAG;
 const TRANSACTIONAL: i16 = layout::V2_TRANSACTIONAL_FLAG;
 const CONTROL: i16 = layout::V2_CONTROL_FLAG;
 const DELETE_HORIZON: i16 = layout::V2_DELETE_HORIZON_FLAG;
-const MIN_RECORD_SIZE: usize = 7;
-const RECORD_COST: usize = 256;
-const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
+pub(crate) const MIN_RECORD_SIZE: usize = 7;
+pub(crate) const RECORD_COST: usize = 256;
+pub(crate) const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
 
 /// What one call produced: the text, where it stopped (the first batch not written, or where the framing
 /// ends), the last record offset seen, and the non-consecutive offset pairs in order.
@@ -50,21 +50,21 @@ pub struct Deep {
     pub gaps: Vec<(i64, i64)>,
 }
 
-fn be_i64(b: &[u8], at: usize) -> i64 {
+pub(crate) fn be_i64(b: &[u8], at: usize) -> i64 {
     i64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
 }
-fn be_i32(b: &[u8], at: usize) -> i32 {
+pub(crate) fn be_i32(b: &[u8], at: usize) -> i32 {
     i32::from_be_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
 }
-fn be_u32(b: &[u8], at: usize) -> u32 {
+pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
 }
-fn be_i16(b: &[u8], at: usize) -> i16 {
+pub(crate) fn be_i16(b: &[u8], at: usize) -> i16 {
     i16::from_be_bytes(b[at..at + 2].try_into().unwrap_or([0; 2]))
 }
 
 /// Kafka's `DefaultRecordBatch.incrementSequence`.
-fn increment_sequence(sequence: i64, increment: i64) -> i64 {
+pub(crate) fn increment_sequence(sequence: i64, increment: i64) -> i64 {
     if sequence > MAX_SEQUENCE - increment {
         increment - (MAX_SEQUENCE - sequence) - 1
     } else {

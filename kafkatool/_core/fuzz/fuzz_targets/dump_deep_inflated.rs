@@ -5,14 +5,12 @@
 #![no_main]
 
 use _native::text_deep::{dump_deep_inflated, Options};
+use kafkatool_core_fuzz::inflated_cut;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let head = [data.first().copied().unwrap_or(0), data.get(1).copied().unwrap_or(0)];
-    let cut = u16::from_be_bytes(head) as usize % (data.len() + 1);
-    let batch = data.get(2..cut.max(2)).unwrap_or(&[]);
-    let inflated = &data[cut..];
-    let opts = Options { print_data: head[0] & 1 == 1, skip_record_metadata: head[0] & 2 == 2, max_output: 1 << 20 };
+    let (pick, batch, inflated) = inflated_cut(data);
+    let opts = Options { print_data: pick & 1 == 1, skip_record_metadata: pick & 2 == 2, max_output: 1 << 20 };
     let deep = dump_deep_inflated(batch, 7, inflated, -1, opts);
     assert!(deep.stop == 7 || deep.stop == 7 + batch.len() as u64, "stopped at {}", deep.stop);
     assert!(deep.text.is_empty() || deep.text.ends_with('\n'));

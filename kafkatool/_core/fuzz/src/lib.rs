@@ -38,3 +38,12 @@ pub fn invariants(chain: &Chain, pos: i64, limit: i64, verify: bool) {
     }
     assert!(chain.reached >= pos);
 }
+
+/// The `*_inflated` targets' cut (the same as `tests/fuzz/native.py`'s): the first two bytes say where the batch
+/// (from byte 2) ends and the payload said to be its inflated records starts; returns the first byte (options),
+/// the batch and the payload.
+pub fn inflated_cut(data: &[u8]) -> (u8, &[u8], &[u8]) {
+    let head = [data.first().copied().unwrap_or(0), data.get(1).copied().unwrap_or(0)];
+    let cut = u16::from_be_bytes(head) as usize % (data.len() + 1);
+    (head[0], data.get(2..cut.max(2)).unwrap_or(&[]), &data[cut..])
+}
