@@ -48,8 +48,8 @@ class LegacyColumns:
     """Legacy (magic 0/1) entries as columns, in file order: the fields of ``legacy.parse_legacy_entry``'s
     :class:`LegacyBatch` (Kafka's ``LegacyRecord`` in a ``FileLogInputStream`` entry) with the key and value as
     lengths (-1: null; the bytes stay in the file), ``timestamp`` -1 for magic 0 (which has none), and a compressed
-    wrapper's inner span (``inner_count`` 0: none; the native walk leaves -1 where the Python path computes it,
-    :meth:`resolve_spans`)."""
+    wrapper's inner span (``inner_count`` 0: none; -1: not in the columns, the entry is read again for it: the
+    native walk leaves it to the Python path, :meth:`resolve_spans`, and a span past int64 stays so)."""
 
     cols: dict[str, np.ndarray]
 
@@ -70,7 +70,7 @@ class LegacyColumns:
             return -1 if b is None else len(b)
 
         rows = [(e.position, e.offset, e.message_size, e.crc, e.magic, e.attributes, e.max_timestamp, length(e.key),
-                 length(e.value), bool(e.crc_valid), *(e.inner_span or (0, 0))) for e in entries]
+                 length(e.value), bool(e.crc_valid), *_span_cell(e.inner_span)) for e in entries]
         values = list(zip(*rows, strict=True)) if rows else [()] * len(LEGACY_DTYPES)
         return cls({name: np.asarray(v, dtype=dtype) for (name, dtype), v in zip(LEGACY_DTYPES.items(), values,
                                                                               strict=True)})
@@ -105,18 +105,25 @@ class LegacyColumns:
         for k in todo:
             entry = read_entry_at(buf, int(self.cols["position"][k]), max_output=max_output)
             assert isinstance(entry, LegacyBatch)
-            first[k], count[k] = entry.inner_span or (0, 0)
+            first[k], count[k] = _span_cell(entry.inner_span)
 
     def base_offsets(self) -> np.ndarray:
         """Kafka's ``baseOffset()`` of each entry (``AbstractLegacyRecordBatch``): a wrapper's first inner offset
-        where known, else the stored offset."""
+        where known, else the stored offset (a row whose span is not in the columns, ``inner_count`` -1, is the
+        caller's to read: :meth:`entries`)."""
         return np.where(self.cols["inner_count"] > 0, self.cols["inner_first"], self.cols["offset"])
 
-    def entries(self, buf: Any) -> list[LegacyBatch]:
+    def entries(self, buf: Any, max_output: int | None = None) -> list[LegacyBatch]:
         """The rows as :class:`LegacyBatch` objects, key and value read from ``buf`` (the scanned file's bytes), for
-        callers that want objects; the columns stay the source."""
-        out = []
+        callers that want objects; the columns stay the source (a span not in them is read with ``max_output``)."""
+        out: list[LegacyBatch] = []
         for (pos, offset, size, crc, magic, attrs, ts, klen, vlen, ok, first, count) in self.rows():
+            if count < 0:
+                entry = read_entry_at(buf, pos, max_output=max_output)
+                assert isinstance(entry, LegacyBatch)
+                entry.crc_valid = ok
+                out.append(entry)
+                continue
             # the key follows its length field; the value length field follows the key
             key_at = pos + rb.LOG_OVERHEAD + (lg.RECORD_OVERHEAD_V1 if magic == 1 else lg.RECORD_OVERHEAD_V0) \
                 - lg.LENGTH.size
@@ -273,6 +280,16 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     _flush(legacy, walked)
     return SegmentColumns(arr, headers, valid, LegacyColumns.concat(legacy), defects, landing=min(pos, size),
                           size=size)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _span_cell(span: tuple[int, int] | None) -> tuple[int, int]:
+    """``LegacyBatch.inner_span`` as the columns hold it: (0, 0) for none, (0, -1) for a first offset past int64."""
+    if span is None:
+        return 0, 0
+    return span if _INT64.min <= span[0] <= _INT64.max else (0, -1)
 
 
 def _flush(legacy: list[LegacyColumns], walked: list[LegacyBatch]) -> None:

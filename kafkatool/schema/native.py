@@ -15,9 +15,9 @@ from kafkatool.schema.native_layout import fingerprint
 _state: dict[str, ModuleType | str | None] = {}
 
 # Every entry point the Python side calls: an extension built from older sources lacks some and is not used.
-ENTRY_POINTS = ("build_info", "walk_bytes", "walk_path", "decompress", "decode_records", "dls_batch_lines_bytes",
-                "dls_batch_lines_path", "dump_deep", "dump_deep_inflated", "replay_producers",
-                "recover_segment_scan")
+ENTRY_POINTS = ("build_info", "walk_bytes", "walk_path", "walk_entries_bytes", "walk_entries_path", "decompress",
+                "decode_records", "dls_batch_lines_bytes", "dls_batch_lines_path", "dump_deep", "dump_deep_inflated",
+                "replay_producers", "recover_segment_scan")
 
 
 def core() -> ModuleType | None:

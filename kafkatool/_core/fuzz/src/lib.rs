@@ -2,7 +2,7 @@
 //! the fast loop's invariants, and the producer targets' row fields.
 #![forbid(unsafe_code)]
 
-use _native::walk::Chain;
+use _native::walk::{Chain, LegacyColumns, UNKNOWN_SPAN};
 
 /// The arguments the input's first 4 bytes choose (the same mapping as `tests/fuzz/native.py`'s `_walk_args`).
 pub fn args(data: &[u8]) -> (&[u8], i64, i64, i64, bool, u8) {
@@ -37,4 +37,24 @@ pub fn invariants(chain: &Chain, pos: i64, limit: i64, verify: bool) {
         assert!(verify && chain.positions.contains(b));
     }
     assert!(chain.reached >= pos);
+}
+
+/// The decompression cap of `tests/fuzz/targets.py` (`FUZZ_MAX_OUTPUT`).
+pub const FUZZ_MAX_OUTPUT: usize = 1 << 20;
+
+/// The legacy walk's invariants (`scan_entries`): legacy entries rising inside [pos, limit), none at a magic 2
+/// batch's position, each message whole before `limit` and at least the smallest message, magic 0 or 1, a span
+/// count of -1 (handed back) or more, all before `reached`.
+pub fn legacy_invariants((chain, legacy): &(Chain, LegacyColumns), pos: i64, limit: i64) {
+    let mut last = -1;
+    for k in 0..legacy.len() {
+        let p = legacy.position[k];
+        assert!(p > last && p >= pos && p < limit, "legacy position {p} out of order or range");
+        assert!(!chain.positions.contains(&p), "position {p} both a batch and a legacy entry");
+        assert!(legacy.message_size[k] >= 14 && p + 12 + i64::from(legacy.message_size[k]) <= limit);
+        assert!(legacy.magic[k] == 0 || legacy.magic[k] == 1);
+        assert!(legacy.inner_count[k] >= UNKNOWN_SPAN);
+        assert!(p < chain.reached);
+        last = p;
+    }
 }
