@@ -119,3 +119,26 @@ def test_lz4_wrappers_stay_in_the_native_walk_with_spans_from_the_python_path(tm
     scan = columns.scan_buffer(data, "f")
     assert scan.legacy["inner_first"].tolist() == list(range(0, 20, 2))
     assert scan.legacy["inner_count"].tolist() == [2] * 10
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 1 << 30), entries=st.integers(1, 40), flips=st.lists(
+    st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=2))
+def test_shallow_segment_reads_of_legacy_sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int,
+                                              entries: int, flips: list[tuple[int, int]]) -> None:
+    """A partition read (``reading.logdir._read_segment``: the column scan, ``entry_columns.read_clean_segment``, when
+    the native core is on) keeps the walker's entries and defects, legacy wrappers' inner offsets included."""
+    from kafkatool.reading.logdir import read_partition
+
+    part = tmp_path / "t-0"
+    part.mkdir(exist_ok=True)
+    _write(part, mutated(legacy_segment(random.Random(seed), entries), flips, 0, True))
+
+    def view() -> tuple[list[tuple], list]:
+        read = read_partition(part, "t-0")
+        seg = read.segments[0]
+        rows = [(e.position, e.size_in_bytes, e.crc_valid, e.base_offset, e.last_offset, e.max_timestamp)
+                for e in seg.entries]
+        return rows, seg.defects
+
+    assert view() == python_path(view, monkeypatch)

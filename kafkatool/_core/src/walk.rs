@@ -1,14 +1,20 @@
-//! The segment walk's fast loop: a clean chain of magic 2 batches, CRC-32C checked, as header columns.
+//! The segment walk's fast loop: a clean chain of entries, magic 2 batches (CRC-32C checked, as header columns)
+//! and, for `scan_entries`, legacy magic 0/1 messages (CRC-32 checked, as legacy columns).
 //!
-//! Models the batch loop of Kafka's `LogSegment.recover` / `FileLogInputStream.nextBatch`: follow `batchLength`
-//! from batch to batch and check each batch's CRC-32C (`DefaultRecordBatch.isValid`). It is the native twin of
-//! `kafkatool.schema.batch_columns.scan_chain` and stops exactly where that loop stops: at `stop`, or at the first
-//! entry that is not a complete magic 2 batch of at least a header's length (a legacy entry, a bad length, a torn
-//! tail, garbage). There the Python resilient walker (`kafkatool.schema.log_segment.walk_log`) takes over and
-//! reports the damage, so defects stay those of the construct path.
+//! Models the entry loop of Kafka's `LogSegment.recover` / `FileLogInputStream.nextBatch`: follow the length
+//! from entry to entry (offset 8 bytes, length 4, then the batch or message), check each magic 2 batch's CRC-32C
+//! (`DefaultRecordBatch.isValid`) and each legacy message's CRC-32 (`LegacyRecord.isValid`), and read a legacy
+//! message's fields as `LegacyRecord` lays them out (`crate::legacy`; a compressed wrapper's inner span as
+//! `AbstractLegacyRecordBatch`'s deep iterator finds it). `scan_chain` is the native twin of
+//! `kafkatool.schema.batch_columns.scan_chain` (magic 2 only); `scan_entries` that of the Python walker's reading
+//! of a segment (`kafkatool.schema.log_segment.walk_log`, `legacy.parse_legacy_entry`). Both stop at `stop`, or at
+//! the first entry they do not read exactly as the Python path does (a bad length, a torn tail, garbage, a legacy
+//! message that does not decode or is larger than the reader's window). There the Python resilient walker takes
+//! over and reports the damage, so defects stay those of the construct path.
 //!
-//! Input is a byte slice (`walk_bytes`) or a file read with `std::fs` in bounded chunks (`walk_path`): a scan of
-//! any size holds one window of [`WINDOW`] bytes plus the result columns.
+//! Input is a byte slice (`walk_bytes`, `walk_entries_bytes`) or a file read with `std::fs` in bounded chunks
+//! (`walk_path`, `walk_entries_path`): a scan of any size holds one window of [`WINDOW`] bytes plus the result
+//! columns (and, for a compressed legacy wrapper, its inflated inner set, under the caller's cap).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
