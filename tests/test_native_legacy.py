@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafkatool.fleet.tables import batches_arrow
 from kafkatool.model import Compression, LegacyBatch
 from kafkatool.reading import columns
 from kafkatool.reading.batch_scan import SegmentRange, scan_range
@@ -73,6 +74,7 @@ def test_fleet_rows_of_legacy_sets(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         want = python_path(lambda u=unit: scan_range(u), monkeypatch)
         got = scan_range(unit)
         assert (got.lists(), got.landing, got.defects) == (want.lists(), want.landing, want.defects)
+        assert batches_arrow(got).equals(batches_arrow(want))  # the fleet's Arrow table: the same types and nulls
 
 
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.ZSTD])

@@ -5,13 +5,10 @@
 //! back. `walk_entries_file` checks the file readers against this.
 #![no_main]
 
-use _native::walk::{scan_entries, SliceSource};
-use kafkatool_core_fuzz::{args, invariants, legacy_invariants, FUZZ_MAX_OUTPUT};
+use kafkatool_core_fuzz::{args, entries_in_memory};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let (seg, pos, limit, stop, verify, _) = args(data);
-    let found = scan_entries(&mut SliceSource(seg), pos, limit, stop, verify, FUZZ_MAX_OUTPUT);
-    invariants(&found.0, pos, limit, verify);
-    legacy_invariants(&found, pos, limit);
+    entries_in_memory(seg, pos, limit, stop, verify);
 });

@@ -2,7 +2,11 @@
 //! the fast loop's invariants, and the producer targets' row fields.
 #![forbid(unsafe_code)]
 
-use _native::walk::{Chain, LegacyColumns, UNKNOWN_SPAN};
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use _native::walk::{scan_entries, Chain, LegacyColumns, SliceSource, UNKNOWN_SPAN};
 
 /// The arguments the input's first 4 bytes choose (the same mapping as `tests/fuzz/native.py`'s `_walk_args`).
 pub fn args(data: &[u8]) -> (&[u8], i64, i64, i64, bool, u8) {
@@ -57,4 +61,20 @@ pub fn legacy_invariants((chain, legacy): &(Chain, LegacyColumns), pos: i64, lim
         assert!(p < chain.reached);
         last = p;
     }
+}
+
+/// `scan_entries` over `seg` in memory with the arguments [`args`] chose, its invariants checked.
+pub fn entries_in_memory(seg: &[u8], pos: i64, limit: i64, stop: i64, verify: bool) -> (Chain, LegacyColumns) {
+    let found = scan_entries(&mut SliceSource(seg), pos, limit, stop, verify, FUZZ_MAX_OUTPUT);
+    invariants(&found.0, pos, limit, verify);
+    legacy_invariants(&found, pos, limit);
+    found
+}
+
+/// `seg` written to a per-process scratch file named after `tag` under TMPDIR, open for reading, and its path;
+/// the reader's chunk size the input's `pick` byte chooses (1 to 8 KiB, so entries straddle chunk boundaries).
+pub fn scratch_file(seg: &[u8], tag: &str, pick: u8) -> (File, PathBuf, usize) {
+    let path = std::env::temp_dir().join(format!("kafkatool-fuzz-{tag}-{}.log", std::process::id()));
+    File::create(&path).and_then(|mut f| f.write_all(seg)).expect("scratch file");
+    (File::open(&path).expect("scratch file"), path, 1024usize << ((pick >> 1) % 4))
 }
