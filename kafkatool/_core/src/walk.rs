@@ -25,7 +25,8 @@ use pyo3::prelude::*;
 use crate::defect::guard;
 use crate::legacy::{inner_span, parse_message, Message, Span};
 use crate::layout::{
-    DEFAULT_MAX_OUTPUT, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, V2_ATTRIBUTES_OFFSET, V2_ATTRIBUTES_SIZE, V2_BASE_OFFSET_OFFSET, V2_BASE_OFFSET_SIZE,
+    DEFAULT_MAX_OUTPUT, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, V2_ATTRIBUTES_OFFSET, V2_ATTRIBUTES_SIZE,
+    V2_BASE_OFFSET_OFFSET, V2_BASE_OFFSET_SIZE,
     V2_BASE_SEQUENCE_OFFSET, V2_BASE_SEQUENCE_SIZE, V2_BASE_TIMESTAMP_OFFSET, V2_BASE_TIMESTAMP_SIZE,
     V2_BATCH_LENGTH_OFFSET, V2_BATCH_LENGTH_SIZE, V2_BATCH_OVERHEAD, V2_CRC_COVERED_FROM, V2_CRC_OFFSET, V2_CRC_SIZE,
     V2_HEADER_SIZE, V2_LAST_OFFSET_DELTA_OFFSET, V2_LAST_OFFSET_DELTA_SIZE, V2_MAGIC, V2_MAGIC_OFFSET,
@@ -338,7 +339,8 @@ impl LegacyColumns {
 /// and fits the source's window (at most [`CHUNK`] bytes); else the walk stops there and the Python walker
 /// takes over. A compressed wrapper's inner span is [`inner_span`]'s (`max_output` the decompression cap), or
 /// `inner_count` -1 where it hands the wrapper back (lz4, a payload it does not decode exactly): the caller
-/// computes that one span with the Python path. Its CRC-32 is always checked (the Python walker checks it whatever `verify_crc`).
+/// computes that one span with the Python path. Its CRC-32 is always checked (the Python walker checks it
+/// whatever `verify_crc`).
 pub fn scan_entries<S: Source + ?Sized>(src: &mut S, pos: i64, limit: i64, stop: i64, verify_crc: bool,
                                         max_output: usize) -> (Chain, LegacyColumns) {
     let mut legacy = LegacyColumns::default();
@@ -586,6 +588,50 @@ mod tests {
         assert_eq!(chain.bad_crc, vec![second]);
         assert_eq!(chain.headers.len(), 2 * V2_HEADER_SIZE);
         assert_eq!(chain.reached, n - 70);
+    }
+
+    fn legacy_entry(offset: i64, magic: u8, value: &[u8]) -> Vec<u8> {
+        let mut m = vec![0, 0, 0, 0, magic, 0];
+        if magic == 1 {
+            m.extend(7i64.to_be_bytes());
+        }
+        m.extend((-1i32).to_be_bytes());
+        m.extend((value.len() as i32).to_be_bytes());
+        m.extend(value);
+        let crc = crc32fast::hash(&m[4..]);
+        m[..4].copy_from_slice(&crc.to_be_bytes());
+        let mut e = offset.to_be_bytes().to_vec();
+        e.extend((m.len() as i32).to_be_bytes());
+        e.extend(m);
+        e
+    }
+
+    #[test]
+    fn entries_walk_reads_legacy_and_v2_in_file_order_and_stops_at_damage() {
+        let mut data = legacy_entry(0, 0, b"a");
+        let second = data.len() as i64;
+        data.extend(legacy_entry(1, 1, b"bc"));
+        let third = data.len() as i64;
+        data.extend(batch(2, b"xyz", true));
+        let fourth = data.len() as i64;
+        let mut bad = legacy_entry(3, 1, b"d");
+        bad[12] ^= 1; // the stored CRC: read, flagged
+        data.extend(bad);
+        let fifth = data.len() as i64;
+        let mut torn = legacy_entry(4, 1, b"efg");
+        torn[LOG_OVERHEAD + 14 + 8 - 1] = 9; // the value length overruns the message: the Python walker's to report
+        data.extend(torn);
+        let n = data.len() as i64;
+        let (chain, legacy) = scan_entries(&mut SliceSource(&data), 0, n, n, true, DEFAULT_MAX_OUTPUT);
+        assert_eq!(chain.positions, vec![third]);
+        assert_eq!(legacy.position, vec![0, second, fourth]);
+        assert_eq!(legacy.crc_valid, vec![true, true, false]);
+        assert_eq!((legacy.magic.clone(), legacy.timestamp.clone()), (vec![0, 1, 1], vec![-1, 7, 7]));
+        assert_eq!((legacy.key_length[1], legacy.value_length[1], legacy.inner_count[1]), (-1, 2, 0));
+        assert_eq!(chain.reached, fifth);
+        assert_eq!(scan_chain(&mut SliceSource(&data), 0, n, n, true).reached, 0);
+        let (v2_only, _) = scan_entries(&mut SliceSource(&data), third, n, n, true, DEFAULT_MAX_OUTPUT);
+        assert_eq!(v2_only.positions, vec![third]);
     }
 
     #[test]
