@@ -40,7 +40,8 @@ LEGACY_DTYPES: dict[str, Any] = {
     "attributes": np.int8, "timestamp": np.int64, "key_length": np.int32, "value_length": np.int32,
     "crc_valid": np.bool_, "inner_first": np.int64, "inner_count": np.int64,
 }
-"""The legacy columns, in the order the native walk (``kafkatool._native.walk_entries_*``) returns them."""
+"""The legacy columns and their dtypes: the fields of the native walk's ``LegacyColumns`` (``walk.rs``), which
+``kafkatool._native.walk_entries_*`` return by name; :meth:`LegacyColumns.rows` gives them in this order."""
 
 
 @dataclass
@@ -59,9 +60,9 @@ class LegacyColumns:
         return cls({name: np.zeros(0, dtype=dtype) for name, dtype in LEGACY_DTYPES.items()})
 
     @classmethod
-    def from_arrays(cls, arrays: tuple[np.ndarray, ...]) -> LegacyColumns:
-        """The native walk's tuple of arrays (:data:`LEGACY_DTYPES`' order)."""
-        return cls(dict(zip(LEGACY_DTYPES, arrays, strict=True)))
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> LegacyColumns:
+        """The native walk's dict of arrays (the fields of :data:`LEGACY_DTYPES`, in those dtypes)."""
+        return cls({name: arrays[name] for name in LEGACY_DTYPES})
 
     @classmethod
     def from_entries(cls, entries: list[LegacyBatch]) -> LegacyColumns:

@@ -21,6 +21,7 @@ use std::os::unix::fs::FileExt;
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::defect::guard;
 use crate::legacy::{inner_span, parse_message, Message, Span};
@@ -469,47 +470,28 @@ fn walk_path<'py>(py: Python<'py>, path: &str, pos: i64, limit: i64, stop: i64, 
     })
 }
 
-/// The legacy columns as NumPy arrays, in [`LegacyColumns`]' field order.
-type LegacyArrays<'py> = (
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<i32>>,
-    Bound<'py, PyArray1<u32>>,
-    Bound<'py, PyArray1<i8>>,
-    Bound<'py, PyArray1<i8>>,
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<i32>>,
-    Bound<'py, PyArray1<i32>>,
-    Bound<'py, PyArray1<bool>>,
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<i64>>,
-);
-
 type EntryColumns<'py> =
-    (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<i64>>, LegacyArrays<'py>, i64);
+    (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyDict>, i64);
 
-fn entry_columns(py: Python<'_>, (chain, l): (Chain, LegacyColumns)) -> EntryColumns<'_> {
+/// A dict of NumPy arrays, one per named field of `$cols` (moved out), keyed by the field's name.
+macro_rules! column_dict {
+    ($py:expr, $cols:expr, $($field:ident),* $(,)?) => {{
+        let dict = PyDict::new($py);
+        $(dict.set_item(stringify!($field), PyArray1::from_vec($py, $cols.$field))?;)*
+        dict
+    }};
+}
+
+fn entry_columns(py: Python<'_>, (chain, l): (Chain, LegacyColumns)) -> PyResult<EntryColumns<'_>> {
     let (positions, headers, bad, reached) = columns(py, chain);
-    let legacy = (
-        PyArray1::from_vec(py, l.position),
-        PyArray1::from_vec(py, l.offset),
-        PyArray1::from_vec(py, l.message_size),
-        PyArray1::from_vec(py, l.crc),
-        PyArray1::from_vec(py, l.magic),
-        PyArray1::from_vec(py, l.attributes),
-        PyArray1::from_vec(py, l.timestamp),
-        PyArray1::from_vec(py, l.key_length),
-        PyArray1::from_vec(py, l.value_length),
-        PyArray1::from_vec(py, l.crc_valid),
-        PyArray1::from_vec(py, l.inner_first),
-        PyArray1::from_vec(py, l.inner_count),
-    );
-    (positions, headers, bad, legacy, reached)
+    let legacy = column_dict!(py, l, position, offset, message_size, crc, magic, attributes, timestamp, key_length,
+                              value_length, crc_valid, inner_first, inner_count);
+    Ok((positions, headers, bad, legacy, reached))
 }
 
 /// `scan_entries` over an in-memory buffer, with the GIL released: `walk_bytes`' columns with the legacy
-/// entries' columns before `reached`: `(positions, headers, bad_crc, (position, offset, message_size, crc, magic,
-/// attributes, timestamp, key_length, value_length, crc_valid, inner_first, inner_count), reached)`.
+/// entries' columns before `reached`, a dict of arrays named as [`LegacyColumns`]' fields: `(positions, headers,
+/// bad_crc, legacy, reached)`.
 #[pyfunction]
 #[pyo3(signature = (data, pos, limit, stop, verify_crc=true, max_output=DEFAULT_MAX_OUTPUT))]
 fn walk_entries_bytes<'py>(py: Python<'py>, data: &[u8], pos: i64, limit: i64, stop: i64, verify_crc: bool,
@@ -517,7 +499,7 @@ fn walk_entries_bytes<'py>(py: Python<'py>, data: &[u8], pos: i64, limit: i64, s
     guard("walk_entries_bytes", || {
         let limit = limit.min(data.len() as i64);
         let found = py.detach(|| scan_entries(&mut SliceSource(data), pos, limit, stop, verify_crc, max_output));
-        Ok(entry_columns(py, found))
+        entry_columns(py, found)
     })
 }
 
@@ -532,7 +514,7 @@ fn walk_entries_path<'py>(py: Python<'py>, path: &str, pos: i64, limit: i64, sto
             with_file(path, pos, limit, stop, |src| scan_entries(src, pos, limit, stop, verify_crc, max_output))
                 .unwrap_or_else(|| (Chain { reached: pos, ..Chain::default() }, LegacyColumns::default()))
         });
-        Ok(entry_columns(py, found))
+        entry_columns(py, found)
     })
 }
 
