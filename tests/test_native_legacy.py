@@ -147,3 +147,24 @@ def test_shallow_segment_reads_of_legacy_sets(tmp_path: Path, monkeypatch: pytes
         return rows, seg.defects
 
     assert view() == python_path(view, monkeypatch)
+
+
+_EDGES = st.sampled_from([-(1 << 63), -(1 << 40), -1, 0, 1, 7, 26, 61, 1 << 40, (1 << 63) - 1])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=600), pos=st.integers(-(1 << 40), 1 << 40) | _EDGES,
+       limit=st.integers(-(1 << 40), 1 << 40) | _EDGES, stop=st.integers(-(1 << 40), 1 << 40) | _EDGES,
+       verify=st.booleans(), max_output=st.integers(0, 1 << 20))
+def test_any_arguments_are_answered(tmp_path: Path, data: bytes, pos: int, limit: int, stop: int, verify: bool,
+                                    max_output: int) -> None:
+    """Arbitrary bytes and bounds (int64's ends included): an answer stopping inside the bytes, never a crash."""
+    core = native.core()
+    assert core is not None
+    path = _write(tmp_path, data)
+    for out in (core.walk_entries_bytes(data, pos, limit, stop, verify, max_output),
+                core.walk_entries_path(str(path), pos, limit, stop, verify, max_output)):
+        positions, headers, bad, legacy_arrays, reached = out
+        assert len(headers) == 61 * len(positions) and set(bad.tolist()) <= set(positions.tolist())
+        assert reached == pos or (0 <= pos < reached <= len(data))
+        assert all(pos <= p < reached for p in legacy_arrays["position"].tolist())

@@ -354,12 +354,12 @@ fn walk<S: Source + ?Sized>(src: &mut S, mut pos: i64, limit: i64, stop: i64, ve
                             mut legacy: Option<(&mut LegacyColumns, usize)>) -> Chain {
     let mut out = Chain::default();
     let smallest = if legacy.is_some() { SMALLEST_ENTRY } else { V2_HEADER_SIZE as i64 };
-    while pos >= 0 && pos < stop && limit - pos >= smallest {
-        let n = (limit - pos).min(V2_HEADER_SIZE as i64) as usize;
+    while pos >= 0 && pos < stop && limit.saturating_sub(pos) >= smallest {
+        let n = limit.saturating_sub(pos).min(V2_HEADER_SIZE as i64) as usize;
         let Some(head) = src.get(pos as u64, n) else { break };
         let length = be_i32(head, V2_BATCH_LENGTH_OFFSET);
         let magic = head[V2_MAGIC_OFFSET] as i8;
-        let end = pos + LOG_OVERHEAD as i64 + length as i64;
+        let end = pos.saturating_add(LOG_OVERHEAD as i64 + length as i64);
         if magic == V2_MAGIC {
             if n < V2_HEADER_SIZE || length < V2_BATCH_OVERHEAD as i32 || end > limit {
                 break;
