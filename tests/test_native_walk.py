@@ -40,7 +40,7 @@ def view(cols: columns.SegmentColumns) -> dict[str, Any]:
         "headers": cols.headers.tobytes(),
         "dtype": cols.headers.dtype,
         "crc_valid": None if cols.crc_valid is None else cols.crc_valid.tolist(),
-        "legacy": [(e.position, e.magic, e.offset, e.crc, e.crc_valid) for e in cols.legacy],
+        "legacy": cols.legacy.rows(),
         "defects": cols.defects,
         "landing": cols.landing,
         "size": cols.size,

@@ -32,7 +32,7 @@ from kafkatool.model import (
     TimestampType,
     field_types,
 )
-from kafkatool.reading.columns import SegmentColumns, scan_buffer
+from kafkatool.reading.columns import LegacyColumns, SegmentColumns, scan_buffer
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import _CRC_UNCHECKED, _CRC_VALID, SegmentEntries
 from kafkatool.reading.entry_columns import header_columns
@@ -263,23 +263,67 @@ def _clean_rows(buf: bytes | memoryview, cols: SegmentColumns, max_output: int) 
     return _header_rows(h, positions, sizes, control_types, cols.crc_valid, None)
 
 
+_LEGACY_TIMESTAMP_LABEL = (*_TIMESTAMP_LABEL, TimestampType.NO_TIMESTAMP_TYPE.label)
+
+
+def _legacy_rows(cols: LegacyColumns) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """:func:`_row`'s values for legacy entries, column by column from the scan's legacy columns (every span in
+    them): Kafka's ``AbstractLegacyRecordBatch`` view, no producer fields, magic 0 without a timestamp."""
+    n = len(cols)
+    attrs = cols["attributes"].astype(np.int64)
+    magic0 = cols["magic"] == 0
+    timestamp_type = np.where(magic0, 2, (attrs & legacy.TIMESTAMP_TYPE_MASK) != 0).astype(np.int8)
+    absent = np.ones(n, dtype=bool)
+    minus = np.full(n, -1, dtype=np.int64)
+    columns: dict[str, Any] = {
+        "position": cols["position"], "base_offset": cols.base_offsets(), "last_offset": cols["offset"],
+        "size": cols["message_size"].astype(np.int64) + rb.LOG_OVERHEAD, "magic": cols["magic"],
+        "compression": Coded((attrs & legacy.CODEC_MASK).astype(np.int8), KNOWN_CODEC_BY_BITS),
+        "crc": cols["crc"], "crc_valid": cols["crc_valid"], "partition_leader_epoch": minus.astype(np.int32),
+        "producer_id": minus, "producer_epoch": minus.astype(np.int16), "base_sequence": minus,
+        "last_sequence": minus, "is_transactional": np.zeros(n, dtype=bool), "is_control": np.zeros(n, dtype=bool),
+        "control_type": np.full(n, None, dtype=object),
+        "timestamp_type": Coded(timestamp_type, _LEGACY_TIMESTAMP_LABEL),
+        "base_timestamp": cols["timestamp"], "max_timestamp": cols["timestamp"],
+        "count": minus.astype(np.int32),
+    }
+    nulls = {name: absent for name in ("partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence",
+                                       "last_sequence", "control_type", "count")}
+    nulls["base_timestamp"] = magic0
+    return {name: columns[name] for name in _ROW_COLUMNS}, nulls
+
+
+def _in_file_order(columns: dict[str, Any], nulls: dict[str, np.ndarray]) -> tuple[dict[str, Any],
+                                                                                 dict[str, np.ndarray]]:
+    """Rows joined from two sets (magic 2 batches, legacy entries) sorted by position."""
+    order = np.argsort(columns["position"], kind="stable")
+    out = {name: Coded(v.codes[order], v.labels) if isinstance(v, Coded) else v[order]
+           for name, v in columns.items()}
+    return out, {name: mask[order] for name, mask in nulls.items()}
+
+
 def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchColumns:
     """The batch rows of ``unit`` (CRC-checked, shallow).
 
-    Clean magic 2 ranges (the usual case) are read by the columnar scanner, :mod:`kafkatool.reading.columns`;
-    a range with anything else in it (a defect, a legacy entry) is walked batch by batch by the resilient
-    walker, so the rows and defects are those of ``dump-segment --verify`` either way. Legacy wrappers and control
-    batches inflate at most ``limits``' cap (``None``: the limits in force, ``reading.context``)."""
+    Clean ranges (the usual case) are read by the columnar scanner, :mod:`kafkatool.reading.columns`, legacy
+    (magic 0/1) entries among them as its legacy columns; a range with anything else in it (a defect, a legacy
+    wrapper whose span is not in the columns) is walked batch by batch by the resilient walker, so the rows and
+    defects are those of ``dump-segment --verify`` either way. Legacy wrappers and control batches inflate at
+    most ``limits``' cap (``None``: the limits in force, ``reading.context``)."""
     max_output = resolve(limits).max_decompressed_bytes
     out = BatchColumns()
     rows: list[tuple[Any, ...]] = []
     with mapped(unit.path) as buf:
         fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output,
                            path=unit.path)  # the native walk reads the file itself
-        if not fast.defects and not fast.legacy:
-            out.columns = _unit_columns((unit.log_dir, unit.topic, unit.partition, unit.segment), len(fast))
-            rows, out.nulls = _clean_rows(buf, fast, max_output)
-            out.columns.update(rows)
+        if not fast.defects and not (fast.legacy["inner_count"] < 0).any():
+            values = (unit.log_dir, unit.topic, unit.partition, unit.segment)
+            rows, nulls = _clean_rows(buf, fast, max_output)
+            out.columns, out.nulls = {**_unit_columns(values, len(fast)), **rows}, nulls
+            if len(fast.legacy):  # the legacy entries' rows joined in, in file order
+                rows, nulls = _legacy_rows(fast.legacy)
+                legacy_part = ({**_unit_columns(values, len(fast.legacy)), **rows}, nulls)
+                out.columns, out.nulls = _in_file_order(*_joined([(out.columns, out.nulls), legacy_part]))
             out.landing = fast.landing
             return out
         size = len(buf)

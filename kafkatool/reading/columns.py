@@ -25,12 +25,115 @@ import numpy as np
 from kafkatool.model import Defect, LegacyBatch, RecordBatch
 from kafkatool.reading.files import mapped
 from kafkatool.schema import batch_columns as bc
+from kafkatool.schema import legacy as lg
 from kafkatool.schema import record_batch as rb
-from kafkatool.schema.log_segment import find_next_batch, walk_log
+from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT
+from kafkatool.schema.log_segment import find_next_batch, read_entry_at, walk_log
 
 CHUNK = 64 << 20  # pages are released behind the cursor at this interval
 CRC_THREADS = 2
 THREADED_MIN_BATCH = 4096  # average batch size from which CRCs go to threads (below, call overhead dominates)
+
+
+LEGACY_DTYPES: dict[str, Any] = {
+    "position": np.int64, "offset": np.int64, "message_size": np.int32, "crc": np.uint32, "magic": np.int8,
+    "attributes": np.int8, "timestamp": np.int64, "key_length": np.int32, "value_length": np.int32,
+    "crc_valid": np.bool_, "inner_first": np.int64, "inner_count": np.int64,
+}
+"""The legacy columns and their dtypes: the fields of the native walk's ``LegacyColumns`` (``walk.rs``), which
+``kafkatool._native.walk_entries_*`` return by name; :meth:`LegacyColumns.rows` gives them in this order."""
+
+
+@dataclass
+class LegacyColumns:
+    """Legacy (magic 0/1) entries as columns, in file order: the fields of ``legacy.parse_legacy_entry``'s
+    :class:`LegacyBatch` (Kafka's ``LegacyRecord`` in a ``FileLogInputStream`` entry) with the key and value as
+    lengths (-1: null; the bytes stay in the file), ``timestamp`` -1 for magic 0 (which has none), and a compressed
+    wrapper's inner span (``inner_count`` 0: none; -1: not in the columns, the entry is read again for it: the
+    native walk leaves it to the Python path, :meth:`resolve_spans`, and a span past int64 stays so)."""
+
+    cols: dict[str, np.ndarray]
+
+    @classmethod
+    def empty(cls) -> LegacyColumns:
+        """No entries."""
+        return cls({name: np.zeros(0, dtype=dtype) for name, dtype in LEGACY_DTYPES.items()})
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> LegacyColumns:
+        """The native walk's dict of arrays (the fields of :data:`LEGACY_DTYPES`, in those dtypes)."""
+        return cls({name: arrays[name] for name in LEGACY_DTYPES})
+
+    @classmethod
+    def from_entries(cls, entries: list[LegacyBatch]) -> LegacyColumns:
+        """Entries the Python walker read, as columns."""
+        def length(b: bytes | None) -> int:
+            return -1 if b is None else len(b)
+
+        rows = [(e.position, e.offset, e.message_size, e.crc, e.magic, e.attributes, e.max_timestamp, length(e.key),
+                 length(e.value), bool(e.crc_valid), *_span_cell(e.inner_span)) for e in entries]
+        values = list(zip(*rows, strict=True)) if rows else [()] * len(LEGACY_DTYPES)
+        return cls({name: np.asarray(v, dtype=dtype) for (name, dtype), v in zip(LEGACY_DTYPES.items(), values,
+                                                                              strict=True)})
+
+    @classmethod
+    def concat(cls, parts: list[LegacyColumns]) -> LegacyColumns:
+        """The parts' rows one after the other."""
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return cls.empty()
+        return cls({name: np.concatenate([p.cols[name] for p in parts]) for name in LEGACY_DTYPES})
+
+    def __len__(self) -> int:
+        return len(self.cols["position"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.cols[name]
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Every entry's values (:data:`LEGACY_DTYPES`' order) as Python tuples."""
+        return list(zip(*(self.cols[name].tolist() for name in LEGACY_DTYPES), strict=True))
+
+    def resolve_spans(self, buf: Any, max_output: int | None) -> None:
+        """Compute the inner spans the native walk left to the Python path (``inner_count`` -1: an lz4 wrapper, a
+        payload the native codecs hand back) as ``log_segment._read_legacy`` does, in place."""
+        count = self.cols["inner_count"]
+        todo = np.flatnonzero(count < 0).tolist()
+        if not todo:
+            return
+        first = self.cols["inner_first"]
+        for k in todo:
+            entry = read_entry_at(buf, int(self.cols["position"][k]), max_output=max_output)
+            assert isinstance(entry, LegacyBatch)
+            first[k], count[k] = _span_cell(entry.inner_span)
+
+    def base_offsets(self) -> np.ndarray:
+        """Kafka's ``baseOffset()`` of each entry (``AbstractLegacyRecordBatch``): a wrapper's first inner offset
+        where known, else the stored offset (a row whose span is not in the columns, ``inner_count`` -1, is the
+        caller's to read: :meth:`entries`)."""
+        return np.where(self.cols["inner_count"] > 0, self.cols["inner_first"], self.cols["offset"])
+
+    def entries(self, buf: Any, max_output: int | None = None) -> list[LegacyBatch]:
+        """The rows as :class:`LegacyBatch` objects, key and value read from ``buf`` (the scanned file's bytes), for
+        callers that want objects; the columns stay the source (a span not in them is read with ``max_output``)."""
+        out: list[LegacyBatch] = []
+        for (pos, offset, size, crc, magic, attrs, ts, klen, vlen, ok, first, count) in self.rows():
+            if count < 0:
+                entry = read_entry_at(buf, pos, max_output=max_output)
+                assert isinstance(entry, LegacyBatch)
+                entry.crc_valid = ok
+                out.append(entry)
+                continue
+            # the key follows its length field; the value length field follows the key
+            key_at = pos + rb.LOG_OVERHEAD + (lg.RECORD_OVERHEAD_V1 if magic == 1 else lg.RECORD_OVERHEAD_V0) \
+                - lg.LENGTH.size
+            key = None if klen < 0 else bytes(buf[key_at:key_at + klen])
+            value_at = key_at + max(klen, 0) + lg.LENGTH.size
+            value = None if vlen < 0 else bytes(buf[value_at:value_at + vlen])
+            out.append(LegacyBatch(pos, offset, size, crc, magic, attrs, ts if magic == 1 else None, key, value, ok,
+                                   inner_span=(first, count) if count else None))
+        return out
 
 
 @dataclass
@@ -39,14 +142,15 @@ class SegmentColumns:
 
     ``headers`` is a structured array of :data:`~kafkatool.schema.record_batch.BATCH_HEADER`'s fields, in file
     order, with ``positions`` beside it; ``crc_valid`` is ``None`` when CRCs were not checked. Legacy
-    (magic 0/1) entries are kept as objects in ``legacy``; ``defects`` are the walker's, in file order;
+    (magic 0/1) entries are columns of their own in ``legacy`` (:class:`LegacyColumns`, positions beside them to
+    merge the two in file order); ``defects`` are the walker's, in file order;
     ``landing`` is where the chain of entries crossed the range's end (the file size at the end).
     """
 
     positions: np.ndarray
     headers: np.ndarray
     crc_valid: np.ndarray | None
-    legacy: list[LegacyBatch] = field(default_factory=list)
+    legacy: LegacyColumns = field(default_factory=LegacyColumns.empty)
     defects: list[Defect] = field(default_factory=list)
     landing: int = 0
     size: int = 0
@@ -103,24 +207,32 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
     stop = size if stop is None else min(stop, size)
     parts: list[np.ndarray] = []  # the positions, a run at a time
     bad: list[int] = []
-    legacy: list[LegacyBatch] = []
+    legacy: list[LegacyColumns] = []  # a run at a time
+    walked: list[LegacyBatch] = []  # the Python walker's legacy entries (since the last run)
     defects: list[Defect] = []
     heads: list[np.ndarray] = []
     pos = start
     pool: ThreadPoolExecutor | None = None
-    walk = _native_walk(buf, path)
+    walk = _native_walk(buf, path, DEFAULT_MAX_OUTPUT if max_output is None else max_output)
     try:
         while pos < stop:
             # the native walk touches no mapped page: one call over the whole range
             chunk_end = stop if walk is not None else min(stop, pos + CHUNK)
             first_bad = len(bad)
             if walk is not None:
-                # the native twin of scan_chain (kafkatool._native.walk_*): the same stop, columns and bad CRCs
-                found, raw, bad_found, reached = walk(pos, size, chunk_end, verify_crc)
+                # the native walk (kafkatool._native.walk_entries_*): scan_chain's stop, columns and bad CRCs, and
+                # the legacy entries the Python walker would read, as columns
+                found, raw, bad_found, legacy_found, reached = walk(pos, size, chunk_end, verify_crc)
                 parts.append(found)
                 heads.append(raw.view(bc.native_header_dtype()))
                 bad.extend(bad_found.tolist())
+                run_legacy = LegacyColumns.from_arrays(legacy_found)
+                if len(run_legacy):
+                    run_legacy.resolve_spans(buf, max_output)
+                    _flush(legacy, walked)
+                    legacy.append(run_legacy)
             else:
+                run_legacy = None
                 run: list[int] = []
                 two_pass = verify_crc and bool(threads) and _batch_length(buf, pos, size) >= THREADED_MIN_BATCH
                 reached = bc.scan_chain(buf, pos, size, chunk_end, verify_crc and not two_pass, run, bad)
@@ -130,7 +242,7 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
                     if pool is None:
                         pool = ThreadPoolExecutor(threads)
                     bad.extend(_crc_pass(buf, run, heads[-1], pool, threads or CRC_THREADS))
-            defects.extend(_crc_defect(buf, file, p) for p in bad[first_bad:])
+            defects.extend(_crc_defects(buf, file, bad[first_bad:], run_legacy))
             release(buf, start, min(reached, chunk_end))
             pos = reached
             if pos >= chunk_end:
@@ -150,7 +262,7 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
                     if item.crc_valid is False:
                         bad.append(item.position)
                 else:
-                    legacy.append(item)
+                    walked.append(item)
                 break
             if nxt <= pos:
                 break
@@ -166,7 +278,40 @@ def scan_buffer(buf: Any, file: str, *, verify_crc: bool = True, start: int = 0,
         if bad:
             valid = ~np.isin(arr, np.asarray(bad, dtype=np.int64))
     release(buf, start, min(pos, size))
-    return SegmentColumns(arr, headers, valid, legacy, defects, landing=min(pos, size), size=size)
+    _flush(legacy, walked)
+    return SegmentColumns(arr, headers, valid, LegacyColumns.concat(legacy), defects, landing=min(pos, size),
+                          size=size)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _span_cell(span: tuple[int, int] | None) -> tuple[int, int]:
+    """``LegacyBatch.inner_span`` as the columns hold it: (0, 0) for none, (0, -1) for a first offset past int64."""
+    if span is None:
+        return 0, 0
+    return span if _INT64.min <= span[0] <= _INT64.max else (0, -1)
+
+
+def _flush(legacy: list[LegacyColumns], walked: list[LegacyBatch]) -> None:
+    """Move the Python walker's legacy entries (``walked``, emptied) into ``legacy`` as columns, keeping file
+    order."""
+    if walked:
+        legacy.append(LegacyColumns.from_entries(walked))
+        walked.clear()
+
+
+def _crc_defects(buf: Any, file: str, bad: list[int], run: LegacyColumns | None) -> list[Defect]:
+    """The walker's CRC defects of a run, in file order: the magic 2 batches at ``bad`` and the legacy entries of
+    ``run`` (a native run's) whose CRC-32 does not match (``log_segment.walk_log``'s text for both)."""
+    found = [(p, _crc_defect(buf, file, p)) for p in bad]
+    if run is None or bool(run["crc_valid"].all()):
+        return [d for _, d in found]
+    wrong = ~run["crc_valid"]
+    found += [(p, _crc_text(file, p, crc, offset)) for p, crc, offset in zip(
+        run["position"][wrong].tolist(), run["crc"][wrong].tolist(), run["offset"][wrong].tolist(), strict=True)]
+    found.sort(key=lambda item: item[0])
+    return [d for _, d in found]
 
 
 def _joined(runs: list[np.ndarray]) -> np.ndarray:
@@ -177,27 +322,36 @@ def _joined(runs: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(runs)
 
 
-def _native_walk(buf: Any, path: str | None) -> Callable[[int, int, int, bool], tuple[Any, Any, Any, int]] | None:
-    """The native clean-run walk over ``path`` (the file ``buf`` maps) or over ``buf`` when it is ``bytes``:
-    ``(pos, limit, stop, verify) -> (positions, raw headers, bad CRC positions, reached)``; None without it."""
+def _native_walk(buf: Any, path: str | None,
+                 max_output: int) -> Callable[[int, int, int, bool], tuple[Any, Any, Any, Any, int]] | None:
+    """The native walk over ``path`` (the file ``buf`` maps) or over ``buf`` when it is ``bytes``: ``(pos, limit,
+    stop, verify) -> (positions, raw headers, bad CRC positions, legacy column arrays, reached)``; None without
+    it. ``max_output`` caps a legacy wrapper's decompression (its inner span)."""
     from kafkatool.schema.native import core
 
     native = core()
     if native is None:
         return None
     if isinstance(buf, bytes):
-        return lambda pos, limit, stop, verify: native.walk_bytes(buf, pos, limit, stop, verify)  # type: ignore[no-any-return]
+        return lambda pos, limit, stop, verify: native.walk_entries_bytes(  # type: ignore[no-any-return]
+            buf, pos, limit, stop, verify, max_output)
     if path is not None and isinstance(buf, mmap.mmap):
         name = os.fspath(path)
-        return lambda pos, limit, stop, verify: native.walk_path(name, pos, limit, stop, verify)  # type: ignore[no-any-return]
+        return lambda pos, limit, stop, verify: native.walk_entries_path(  # type: ignore[no-any-return]
+            name, pos, limit, stop, verify, max_output)
     return None
 
 
 def _crc_defect(buf: Any, file: str, pos: int) -> Defect:
     """The walker's CRC defect for the magic 2 batch at ``pos``."""
     head = rb.parse_batch_header(buf, pos)
+    return _crc_text(file, pos, head.crc, head.last_offset)
+
+
+def _crc_text(file: str, pos: int, crc: int, last_offset: int) -> Defect:
+    """The walker's CRC defect (``log_segment.walk_log``'s) for the entry at ``pos``."""
     return Defect("crc-mismatch", file, pos, "crc",
-                  f"stored CRC {head.crc} does not match the bytes (entry at offset {head.last_offset}); "
+                  f"stored CRC {crc} does not match the bytes (entry at offset {last_offset}); "
                   "Kafka's recovery truncates the segment here")
 
 
@@ -265,5 +419,5 @@ def scan_segment_parallel(path: str | Path, *, jobs: int | None = None, verify_c
 def _concat(parts: list[SegmentColumns]) -> SegmentColumns:
     valid = None if parts[0].crc_valid is None else np.concatenate([p.crc_valid for p in parts])  # type: ignore[misc]
     return SegmentColumns(np.concatenate([p.positions for p in parts]), np.concatenate([p.headers for p in parts]),
-                          valid, [e for p in parts for e in p.legacy], [d for p in parts for d in p.defects],
+                          valid, LegacyColumns.concat([p.legacy for p in parts]), [d for p in parts for d in p.defects],
                           landing=parts[-1].landing, size=parts[-1].size)

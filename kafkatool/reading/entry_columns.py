@@ -15,9 +15,10 @@ segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (boun
 
 :func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
 scan (``reading.columns.scan_buffer``, the native walk), only when the native core is built: when the scan
-finds the segment clean (only magic 2 batches, no defect, chained to the end) it gives the same entries and
-defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`); otherwise the
-walk reads it.
+finds the segment clean (magic 2 batches and legacy entries, no defect, chained to the end) it gives the same
+entries and defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`);
+otherwise the walk reads it. Legacy entries come from the scan's legacy columns; their header columns are the
+object path's, as above.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from kafkatool.model import Defect, LogEntry, SegmentData
+from kafkatool.model import Defect, LogEntry, RecordBatch, SegmentData
 from kafkatool.reading.columns import scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import mapped
 from kafkatool.schema import batch_columns as bc
+from kafkatool.schema import legacy as lg
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.log_segment import read_entry_at
@@ -80,35 +82,49 @@ def span_arrays(entries: SegmentEntries) -> tuple[np.ndarray, np.ndarray]:
 
 def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits) -> bool:
     """Read a segment shallow by the column scan when it is clean, as ``_read_segment``'s walk would (entries
-    and ``record-decode`` defects of control batches); ``False`` (nothing set) when the walk must read it."""
+    and ``record-decode`` defects of control batches and legacy wrappers); ``False`` (nothing set) when the walk
+    must read it. Legacy entries come from the scan's legacy columns, merged in file order; a wrapper whose inner
+    messages were read (its span known) decodes without error, the others are completed as the walk does."""
     size = len(buf)
     if size == 0 or core() is None:
         return False  # without the native core: today's walk, unchanged
     scan = scan_buffer(buf, seg.log_file, max_output=limits.max_decompressed_bytes, path=path)
-    n = len(scan)
-    if scan.defects or scan.legacy or scan.landing != size or n > MAX_COLUMN_ROWS or (
-            scan.crc_valid is not None and not bool(scan.crc_valid.all())):
+    legacy = scan.legacy
+    n = len(scan) + len(legacy)
+    if scan.defects or scan.landing != size or n > MAX_COLUMN_ROWS or (
+            scan.crc_valid is not None and not bool(scan.crc_valid.all())) or not bool(legacy["crc_valid"].all()):
         return False
     entries = ColumnEntries(path, file_size=size, limits=limits)
     entries._markers = {}
-    entries._heads = _Budget.take(scan.headers)
+    # the kept headers are indexed by entry: only when every entry is a magic 2 batch
+    entries._heads = _Budget.take(scan.headers) if not len(legacy) else None
     pos = scan.positions
     sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
+    newest = [int(scan.headers["max_timestamp"].max())] if len(scan) else []
+    # control batches (their markers) and legacy wrappers whose inner read failed (their defects), in file order
+    to_read = pos[(scan.headers["attributes"].astype(np.int64) & rb.CONTROL_FLAG) != 0]
+    if len(legacy):
+        wrappers = ((legacy["attributes"].astype(np.int64) & lg.CODEC_MASK) != 0) & (legacy["inner_count"] <= 0)
+        to_read = np.sort(np.concatenate([to_read, legacy["position"][wrappers]]))
+        pos = np.concatenate([pos, legacy["position"]])
+        sizes = np.concatenate([sizes, legacy["message_size"].astype(np.int64) + rb.LOG_OVERHEAD])
+        order = np.argsort(pos, kind="stable")
+        pos, sizes = pos[order], sizes[order]
+        newest.append(int(legacy["timestamp"].max()))
     entries._pos.extend(pos.tolist())
     entries._size.extend(sizes.tolist())
     entries._crc.extend(bytes([_CRC_VALID]) * n)
     entries._hi = n
-    entries._max_ts = max(-1, int(scan.headers["max_timestamp"].max())) if n else -1
+    entries._max_ts = max(-1, *newest)
     defects: list[Defect] = []
-    control = np.flatnonzero(scan.headers["attributes"].astype(np.int64) & rb.CONTROL_FLAG)
-    for k in control.tolist():
-        at = int(pos[k])
+    for at in to_read.tolist():
         entry = read_entry_at(buf, at, max_output=limits.max_decompressed_bytes)
         entry.crc_valid = True
         err = complete_entry(entry, buf, limits=limits)
         if err is not None:
             defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
-        entries._markers[at] = marker_of(entry)
+        if isinstance(entry, RecordBatch):
+            entries._markers[at] = marker_of(entry)
     seg.defects.extend(defects)
     seg.entries = entries
     return True

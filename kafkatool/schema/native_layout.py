@@ -14,7 +14,7 @@ import hashlib
 from construct import Struct
 
 from kafkatool import model
-from kafkatool.schema import control, legacy, record_batch
+from kafkatool.schema import codecs, control, legacy, record_batch
 from kafkatool.schema.fixed import field_offsets
 
 RUST_PATH = "kafkatool/_core/src/layout.rs"
@@ -64,6 +64,9 @@ def _body() -> list[str]:
         ("LEGACY_RECORD_OVERHEAD_V1", "usize", lg.RECORD_OVERHEAD_V1, "the same with the timestamp"),
         ("LEGACY_CODEC_MASK", "i8", lg.CODEC_MASK, "attributes: codec id bits"),
         ("LEGACY_TIMESTAMP_TYPE_MASK", "i8", lg.TIMESTAMP_TYPE_MASK, "attributes: LogAppendTime (magic 1)"),
+        ("LEGACY_CRC_COVERED_FROM", "usize", lg.MAGIC_OFFSET, "first message byte the CRC-32 covers (the magic)"),
+        ("RECORD_COST", "usize", codecs.RECORD_COST, "a decoded record's cost against the decompression cap"),
+        ("DEFAULT_MAX_OUTPUT", "usize", codecs.DEFAULT_MAX_OUTPUT, "the decompression cap when none is given"),
     ])
     lines += _struct_fields("CONTROL_KEY", control.CONTROL_KEY, "Control record key (ControlRecordType)")
     lines += _struct_fields("END_TXN_MARKER", control.END_TXN_MARKER_VALUE, "End-transaction marker value")

@@ -83,10 +83,16 @@ def _chain_reference(seg: bytes, pos: int, limit: int, stop: int, verify: bool) 
     positions: list[int] = []
     bad: list[int] = []
     reached = bc.scan_chain(seg, pos, limit, stop, verify, positions, bad)
-    # the native walk's header layout: every field in the machine's byte order (bc.native_header_dtype)
+    return positions, _native_headers(seg, positions), bad if verify else [], reached
+
+
+def _native_headers(seg: bytes, positions: list[int]) -> bytes:
+    """The headers of the batches at ``positions`` in the native walk's layout: every field in the machine's byte
+    order (``batch_columns.native_header_dtype``)."""
+    from kafkatool.schema import batch_columns as bc
+
     gathered = bc.gather_headers(seg, numpy.asarray(positions, dtype=numpy.int64))
-    headers = gathered.astype(bc.native_header_dtype()).tobytes()
-    return positions, headers, bad if verify else [], reached
+    return gathered.astype(bc.native_header_dtype()).tobytes()
 
 
 def _chain_native(out: Any, verify: bool) -> Normal:
@@ -111,6 +117,61 @@ def _walk_path(core: ModuleType, data: bytes) -> Normal:
 
 def _walk_reference(data: bytes) -> Normal:
     return _chain_reference(*_walk_args(data))
+
+
+# --- walk_entries: the walk with legacy framing (walk.rs scan_entries; reference log_segment.walk_log) ---
+
+
+def _entries_reference(seg: bytes, pos: int, limit: int, stop: int, verify: bool) -> Normal:
+    """What the native walk must give: the Python walker's entries from ``pos`` over ``seg[:limit]`` up to the first
+    defect other than a CRC mismatch, or the first entry at or past ``stop`` (legacy entries as columns)."""
+    from kafkatool.model import Defect, RecordBatch
+    from kafkatool.reading.columns import LegacyColumns
+    from kafkatool.schema.log_segment import walk_log
+
+    buf = seg[:limit]
+    positions: list[int] = []
+    bad: list[int] = []
+    walked = []
+    at = pos
+    for item in walk_log(buf, "f", verify_crc=verify, start=pos, max_output=FUZZ_MAX_OUTPUT) if pos >= 0 else ():
+        if at >= stop or (isinstance(item, Defect) and item.code != "crc-mismatch"):
+            break
+        if isinstance(item, Defect):
+            continue
+        if isinstance(item, RecordBatch):
+            positions.append(item.position)
+            if item.crc_valid is False:
+                bad.append(item.position)
+        else:
+            walked.append(item)
+        at = item.position + item.size_in_bytes
+    return positions, _native_headers(seg, positions), bad, LegacyColumns.from_entries(walked).rows(), at
+
+
+def _entries_native(out: Any, seg: bytes) -> Normal:
+    from kafkatool.reading.columns import LegacyColumns
+
+    positions, headers, bad, legacy, reached = out
+    columns = LegacyColumns.from_arrays(legacy)
+    with python_path():  # the spans the native walk hands back, as scan_buffer completes them
+        columns.resolve_spans(seg, FUZZ_MAX_OUTPUT)
+    return positions.tolist(), bytes(headers.tobytes()), bad.tolist(), columns.rows(), int(reached)
+
+
+def _walk_entries_bytes(core: ModuleType, data: bytes) -> Normal:
+    seg, pos, limit, stop, verify = _walk_args(data)
+    return _entries_native(core.walk_entries_bytes(seg, pos, limit, stop, verify, FUZZ_MAX_OUTPUT), seg)
+
+
+def _walk_entries_path(core: ModuleType, data: bytes) -> Normal:
+    seg, pos, limit, stop, verify = _walk_args(data)
+    _SCRATCH.write_bytes(seg)
+    return _entries_native(core.walk_entries_path(str(_SCRATCH), pos, limit, stop, verify, FUZZ_MAX_OUTPUT), seg)
+
+
+def _walk_entries_reference(data: bytes) -> Normal:
+    return _entries_reference(*_walk_args(data))
 
 
 def _same(native: Normal, reference: Normal) -> str | None:
@@ -361,6 +422,14 @@ def _walk_seeds() -> tuple[bytes, ...]:
     return tuple(b"\0\0\0\0" + s for s in seeds("log"))
 
 
+def _legacy_walk_seeds() -> tuple[bytes, ...]:
+    """Kafka-made legacy logs and generated legacy message sets (every codec, the odd cases, magic 2 among them)."""
+    from tests.legacy_sets import legacy_segment
+
+    made = tuple(b"\0\0\0\0" + legacy_segment(random.Random(k), 2 + k % 12, v2=k % 3 == 0) for k in range(40))
+    return tuple(b"\0\0\0\0" + s for s in seeds("legacy")) + made
+
+
 @dataclass(frozen=True)
 class NativeTarget:
     """One entry point of ``kafkatool._native`` under fuzz."""
@@ -390,6 +459,10 @@ def _whole(name: str, fn: Callable[[bytes], Normal], seed: Callable[[], tuple[by
 NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     NativeTarget("walk_bytes", _walk_bytes, _walk_seeds, _walk_reference, rust="walk"),
     NativeTarget("walk_path", _walk_path, _walk_seeds, _walk_reference, rust="walk_file"),
+    NativeTarget("walk_entries_bytes", _walk_entries_bytes, _legacy_walk_seeds, _walk_entries_reference,
+                 rust="walk_entries"),
+    NativeTarget("walk_entries_path", _walk_entries_path, _legacy_walk_seeds, _walk_entries_reference,
+                 rust="walk_entries_file"),
     NativeTarget("decompress", _decompress, _codec_seeds, _decompress_reference, _decompress_agree,
                  rust="decompress"),
     NativeTarget("decode_records", _decode_records, _record_seeds, _decode_records_reference, rust="decode_records"),

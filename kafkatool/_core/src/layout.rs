@@ -3,7 +3,7 @@
 //! Layout constants of Kafka's on-disk formats, generated from kafkatool's construct schema.
 #![allow(dead_code)]
 
-pub const FINGERPRINT: &str = "fb345b2bacd9c7bb";
+pub const FINGERPRINT: &str = "5de918b427643a54";
 // Magic 2 batch header (DefaultRecordBatch), from BATCH_HEADER
 pub const V2_BASE_OFFSET_OFFSET: usize = 0;
 pub const V2_BASE_OFFSET_SIZE: usize = 8;
@@ -70,6 +70,9 @@ pub const LEGACY_RECORD_OVERHEAD_V0: usize = 14; // crc, magic, attributes, two 
 pub const LEGACY_RECORD_OVERHEAD_V1: usize = 22; // the same with the timestamp
 pub const LEGACY_CODEC_MASK: i8 = 7; // attributes: codec id bits
 pub const LEGACY_TIMESTAMP_TYPE_MASK: i8 = 8; // attributes: LogAppendTime (magic 1)
+pub const LEGACY_CRC_COVERED_FROM: usize = 4; // first message byte the CRC-32 covers (the magic)
+pub const RECORD_COST: usize = 256; // a decoded record's cost against the decompression cap
+pub const DEFAULT_MAX_OUTPUT: usize = 67108864; // the decompression cap when none is given
 // Control record key (ControlRecordType)
 pub const CONTROL_KEY_VERSION_OFFSET: usize = 0;
 pub const CONTROL_KEY_VERSION_SIZE: usize = 2;

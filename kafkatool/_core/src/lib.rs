@@ -5,6 +5,7 @@
 //! field, reason: `defect::Defect`), and no panic reaches Python (`defect::guard`). The layout constants come from
 //! the construct schema (`layout.rs`, generated). Modules:
 //! - `walk`: the segment walk (v2 and legacy framing, CRC-32C, header columns, batch boundaries and damage);
+//! - `legacy`: magic 0/1 messages (framing, CRC-32, a compressed wrapper's inner span) for the walk;
 //! - `codecs`: gzip, snappy (plain and xerial), lz4 (frame, and magic 0's broken header checksum), zstd, under
 //!   explicit decompression limits;
 //! - `records`: record decoding (varints, headers, control records) into columns;
@@ -20,6 +21,7 @@ pub mod codecs;
 pub mod defect;
 pub mod jsonl;
 pub mod layout;
+pub mod legacy;
 pub mod producers;
 pub mod records;
 pub mod text;

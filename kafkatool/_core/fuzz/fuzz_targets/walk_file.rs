@@ -4,11 +4,8 @@
 //! per input under TMPDIR (a memory file system such as /dev/shm keeps that cheap).
 #![no_main]
 
-use std::fs::File;
-use std::io::Write;
-
 use _native::walk::{scan_chain, SliceSource, StreamSource};
-use kafkatool_core_fuzz::{args, invariants};
+use kafkatool_core_fuzz::{args, invariants, scratch_file};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,10 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let chain = scan_chain(&mut SliceSource(seg), pos, limit, stop, verify);
     invariants(&chain, pos, limit, verify);
     if pos < limit {
-        let path = std::env::temp_dir().join(format!("kafkatool-fuzz-walk-{}.log", std::process::id()));
-        File::create(&path).and_then(|mut f| f.write_all(seg)).expect("scratch file");
-        let file = File::open(&path).expect("scratch file");
-        let chunk = 1024usize << ((pick >> 1) % 4);
+        let (file, _, chunk) = scratch_file(seg, "walk", pick);
         let streamed = StreamSource::with(&file, pos as u64, limit as u64, chunk, |src| {
             scan_chain(src, pos, limit, stop, verify)
         });

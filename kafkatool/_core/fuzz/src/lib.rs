@@ -2,7 +2,11 @@
 //! the fast loop's invariants, and the producer targets' row fields.
 #![forbid(unsafe_code)]
 
-use _native::walk::Chain;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use _native::walk::{scan_entries, Chain, LegacyColumns, SliceSource, UNKNOWN_SPAN};
 
 /// The arguments the input's first 4 bytes choose (the same mapping as `tests/fuzz/native.py`'s `_walk_args`).
 pub fn args(data: &[u8]) -> (&[u8], i64, i64, i64, bool, u8) {
@@ -46,4 +50,40 @@ pub fn inflated_cut(data: &[u8]) -> (u8, &[u8], &[u8]) {
     let head = [data.first().copied().unwrap_or(0), data.get(1).copied().unwrap_or(0)];
     let cut = u16::from_be_bytes(head) as usize % (data.len() + 1);
     (head[0], data.get(2..cut.max(2)).unwrap_or(&[]), &data[cut..])
+}
+
+/// The decompression cap of `tests/fuzz/targets.py` (`FUZZ_MAX_OUTPUT`).
+pub const FUZZ_MAX_OUTPUT: usize = 1 << 20;
+
+/// The legacy walk's invariants (`scan_entries`): legacy entries rising inside [pos, limit), none at a magic 2
+/// batch's position, each message whole before `limit` and at least the smallest message, magic 0 or 1, a span
+/// count of -1 (handed back) or more, all before `reached`.
+pub fn legacy_invariants((chain, legacy): &(Chain, LegacyColumns), pos: i64, limit: i64) {
+    let mut last = -1;
+    for k in 0..legacy.len() {
+        let p = legacy.position[k];
+        assert!(p > last && p >= pos && p < limit, "legacy position {p} out of order or range");
+        assert!(!chain.positions.contains(&p), "position {p} both a batch and a legacy entry");
+        assert!(legacy.message_size[k] >= 14 && p + 12 + i64::from(legacy.message_size[k]) <= limit);
+        assert!(legacy.magic[k] == 0 || legacy.magic[k] == 1);
+        assert!(legacy.inner_count[k] >= UNKNOWN_SPAN);
+        assert!(p < chain.reached);
+        last = p;
+    }
+}
+
+/// `scan_entries` over `seg` in memory with the arguments [`args`] chose, its invariants checked.
+pub fn entries_in_memory(seg: &[u8], pos: i64, limit: i64, stop: i64, verify: bool) -> (Chain, LegacyColumns) {
+    let found = scan_entries(&mut SliceSource(seg), pos, limit, stop, verify, FUZZ_MAX_OUTPUT);
+    invariants(&found.0, pos, limit, verify);
+    legacy_invariants(&found, pos, limit);
+    found
+}
+
+/// `seg` written to a per-process scratch file named after `tag` under TMPDIR, open for reading, and its path;
+/// the reader's chunk size the input's `pick` byte chooses (1 to 8 KiB, so entries straddle chunk boundaries).
+pub fn scratch_file(seg: &[u8], tag: &str, pick: u8) -> (File, PathBuf, usize) {
+    let path = std::env::temp_dir().join(format!("kafkatool-fuzz-{tag}-{}.log", std::process::id()));
+    File::create(&path).and_then(|mut f| f.write_all(seg)).expect("scratch file");
+    (File::open(&path).expect("scratch file"), path, 1024usize << ((pick >> 1) % 4))
 }
