@@ -78,7 +78,8 @@ def test_fleet_rows_of_legacy_sets(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert batches_arrow(got).equals(batches_arrow(want))  # the fleet's Arrow table: the same types and nulls
 
 
-@pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.ZSTD])
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4,
+                                   Compression.ZSTD])
 @pytest.mark.parametrize("magic", [0, 1])
 def test_a_legacy_segment_is_one_native_call(codec: Compression, magic: int, tmp_path: Path) -> None:
     """Uncompressed, gzip, snappy and zstd legacy logs are walked to the end natively, wrappers' spans included
@@ -112,18 +113,21 @@ def test_a_legacy_segment_is_one_native_call(codec: Compression, magic: int, tmp
     assert (scan.legacy["inner_count"] == (0 if codec is Compression.NONE else 3)).all()
 
 
-def test_lz4_wrappers_stay_in_the_native_walk_with_spans_from_the_python_path(tmp_path: Path) -> None:
-    """An lz4 wrapper (handed back by the native codecs) is walked natively; its span (-1) is the Python path's."""
+def test_lz4_wrappers_have_native_spans(tmp_path: Path) -> None:
+    """An lz4 wrapper (magic 0: Kafka's broken frame header checksum) is inflated by the native codecs for its
+    span, the same span the Python path computes."""
     message = legacy.build_message(magic=0, attributes=0, key=None, value=b"x" * 20)
     data = b"".join(legacy.build_wrapper(magic=0, codec=Compression.LZ4, offsets=[2 * k, 2 * k + 1],
                                          messages=[message] * 2, last_offset=2 * k + 1) for k in range(10))
     core = native.core()
     assert core is not None
     *_, arrays, reached = core.walk_entries_bytes(data, 0, len(data), len(data))
-    assert reached == len(data) and (arrays["inner_count"] == -1).all()
-    scan = columns.scan_buffer(data, "f")
-    assert scan.legacy["inner_first"].tolist() == list(range(0, 20, 2))
-    assert scan.legacy["inner_count"].tolist() == [2] * 10
+    assert reached == len(data)
+    assert arrays["inner_first"].tolist() == list(range(0, 20, 2))
+    assert arrays["inner_count"].tolist() == [2] * 10
+    walked = [e for e in walk_log(data, "f") if isinstance(e, LegacyBatch)]
+    assert [e.inner_span for e in walked] == [(2 * k, 2) for k in range(10)]
+    assert columns.LegacyColumns.from_arrays(arrays).entries(data) == walked
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
