@@ -2,7 +2,7 @@
 [--work DIR] [--mb N] [--repeat N]``.
 
 Writes legacy-only segments of about ``--mb`` MB with kafkatool's own builders (``schema.legacy``: uncompressed
-magic 1 and magic 0 messages as old clients wrote them, and magic 1 gzip and snappy wrappers of 20 messages, the
+magic 1 and magic 0 messages as old clients wrote them, and magic 1 gzip, snappy and lz4 wrappers of 20 messages, the
 producer's framing), then times ``reading.columns.scan_segment`` in this process with the native walk and with
 ``KAFKATOOL_NATIVE=0`` (the page cache warm; the native figure the best of ``--repeat``, the Python one a single
 run), checks both give the same columns and defects, and prints MB/s both ways. Not collected by pytest.
@@ -46,9 +46,9 @@ def _wrappers(rnd: random.Random, codec: Compression) -> list[bytes]:
 
 
 def write(path: Path, size: int, kind: str) -> None:
-    """A legacy-only segment of about ``size`` bytes: ``v1``, ``v0``, ``v1-gzip`` or ``v1-snappy``."""
+    """A legacy-only segment of about ``size`` bytes: ``v1``, ``v0``, ``v1-gzip``, ``v1-snappy`` or ``v1-lz4``."""
     rnd = random.Random(kind)
-    codec = {"v1-gzip": Compression.GZIP, "v1-snappy": Compression.SNAPPY}.get(kind)
+    codec = {"v1-gzip": Compression.GZIP, "v1-snappy": Compression.SNAPPY, "v1-lz4": Compression.LZ4}.get(kind)
     pool = _wrappers(rnd, codec) if codec else _messages(rnd, 0 if kind == "v0" else 1)
     step = WRAPPED if codec else 1
     with open(path, "wb") as fh:
@@ -86,7 +86,7 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kafkatool-legacy-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    for kind in ("v1", "v0", "v1-gzip", "v1-snappy"):
+    for kind in ("v1", "v0", "v1-gzip", "v1-snappy", "v1-lz4"):
         path = work / f"{kind}.log"
         if not path.exists() or path.stat().st_size < args.mb * 10**6:
             write(path, args.mb * 10**6, kind)
