@@ -839,7 +839,7 @@ mod tests {
             producer_epoch: epoch,
             base_sequence: seq,
             attributes: if txn { TRANSACTIONAL_FLAG } else { 0 },
-            max_timestamp: 1000 + base,
+            max_timestamp: base.saturating_add(1000),
             marker: MARKER_NONE,
             coordinator_epoch: 0,
         }
@@ -853,7 +853,7 @@ mod tests {
             producer_epoch: epoch,
             base_sequence: -1,
             attributes: TRANSACTIONAL_FLAG | CONTROL_FLAG,
-            max_timestamp: 1000 + base,
+            max_timestamp: base.saturating_add(1000),
             marker: if commit { MARKER_COMMIT } else { MARKER_ABORT },
             coordinator_epoch: coord,
         }
