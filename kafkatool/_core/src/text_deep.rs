@@ -22,7 +22,7 @@ use crate::layout::{
     self, LOG_OVERHEAD, MAGIC_OFFSET, V2_BASE_OFFSET_OFFSET, V2_BASE_SEQUENCE_OFFSET, V2_BASE_TIMESTAMP_OFFSET,
     V2_BATCH_LENGTH_OFFSET, V2_CRC_COVERED_FROM, V2_CRC_OFFSET, V2_HEADER_SIZE as BATCH_HEADER,
     V2_LAST_OFFSET_DELTA_OFFSET, V2_MAX_TIMESTAMP_OFFSET, V2_PARTITION_LEADER_EPOCH_OFFSET, V2_PRODUCER_EPOCH_OFFSET,
-    V2_PRODUCER_ID_OFFSET, V2_RECORDS_COUNT_OFFSET,
+    V2_PRODUCER_ID_OFFSET, V2_RECORDS_COUNT_OFFSET, RECORD_COST,
 };
 
 // The layout, from the generated constants (kafkatool/schema/native_layout.py), in the types this module uses.
@@ -37,7 +37,6 @@ const TRANSACTIONAL: i16 = layout::V2_TRANSACTIONAL_FLAG;
 const CONTROL: i16 = layout::V2_CONTROL_FLAG;
 const DELETE_HORIZON: i16 = layout::V2_DELETE_HORIZON_FLAG;
 pub(crate) const MIN_RECORD_SIZE: usize = 7;
-pub(crate) const RECORD_COST: usize = 256;
 pub(crate) const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
 
 /// What one call produced: the text, where it stopped (the first batch not written, or where the framing
