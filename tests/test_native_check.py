@@ -71,7 +71,6 @@ def _compare(part: PartitionData) -> int:
         got.feed_all(seg.entries)
         assert (got.defects, got.records, got.entries, got.first_offset, got.last_offset) == \
             (ref.defects, ref.records, ref.entries, ref.first_offset, ref.last_offset), seg.log_file
-        assert got.previous == ref.previous
         aborts = [e for e in objects if isinstance(e, RecordBatch) and e.is_control and e.records and
                   e.records[0].control is not None and e.records[0].control.type == 0]
         candidates = [e for e in abort_marker_candidates(seg.entries) if e.records and

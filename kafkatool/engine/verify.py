@@ -64,7 +64,6 @@ class LogChecker:
     file: str
     base_offset: int | None
     defects: list[Defect] = field(default_factory=list)
-    previous: LogEntry | None = None
     first_offset: int | None = None
     last_offset: int | None = None
     entries: int = 0
@@ -104,7 +103,6 @@ class LogChecker:
             self.records += e.records_count
         elif isinstance(e, LegacyBatch):
             self.records += len(e.records) if e.records is not None else 1
-        self.previous = e
         self.last_offset = e.last_offset
         self.entries += 1
 
@@ -122,8 +120,6 @@ class LogChecker:
             return
         self.feed_columns(cols["position"], cols["base_offset"], cols["last_offset"], cols["records_count"],
                           cols["last_offset_delta"])
-        if len(log):
-            self.previous = log[len(log) - 1]
 
     def feed_columns(self, position: np.ndarray, base: np.ndarray, last: np.ndarray, count: np.ndarray,
                      last_delta: np.ndarray) -> None:
