@@ -136,7 +136,9 @@ def peek_entry(buf: bytes | memoryview | Any, position: int) -> tuple[int, int, 
     """The magic, size in bytes (the length field plus :data:`LOG_OVERHEAD`) and codec id of the entry at
     ``position``, whose first :data:`HEADER_SIZE` bytes must be in ``buf`` (the size and codec are a magic 2
     batch's reading of them)."""
-    size = LOG_OVERHEAD + int.from_bytes(buf[position + 8:position + 12], "big", signed=True)
+    # the batch length is the prefix's last field: it ends where the batch proper starts
+    length = buf[position + FIELD_OFFSETS["batch_length"]:position + LOG_OVERHEAD]
+    size = LOG_OVERHEAD + int.from_bytes(length, "big", signed=True)
     return buf[position + MAGIC_OFFSET], size, buf[position + ATTRIBUTES_OFFSET + 1] & CODEC_MASK
 
 

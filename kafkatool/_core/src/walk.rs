@@ -26,8 +26,8 @@ use pyo3::types::PyDict;
 use crate::defect::guard;
 use crate::legacy::{inner_span, parse_message, Message, Span};
 use crate::layout::{
-    DEFAULT_MAX_OUTPUT, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD, V2_ATTRIBUTES_OFFSET, V2_ATTRIBUTES_SIZE,
-    V2_BASE_OFFSET_OFFSET, V2_BASE_OFFSET_SIZE,
+    DEFAULT_MAX_OUTPUT, LEGACY_ENTRY_OFFSET_OFFSET, LEGACY_ENTRY_OFFSET_SIZE, LEGACY_RECORD_OVERHEAD_V0, LOG_OVERHEAD,
+    V2_ATTRIBUTES_OFFSET, V2_ATTRIBUTES_SIZE, V2_BASE_OFFSET_OFFSET, V2_BASE_OFFSET_SIZE,
     V2_BASE_SEQUENCE_OFFSET, V2_BASE_SEQUENCE_SIZE, V2_BASE_TIMESTAMP_OFFSET, V2_BASE_TIMESTAMP_SIZE,
     V2_BATCH_LENGTH_OFFSET, V2_BATCH_LENGTH_SIZE, V2_BATCH_OVERHEAD, V2_CRC_COVERED_FROM, V2_CRC_OFFSET, V2_CRC_SIZE,
     V2_HEADER_SIZE, V2_LAST_OFFSET_DELTA_OFFSET, V2_LAST_OFFSET_DELTA_SIZE, V2_MAGIC, V2_MAGIC_OFFSET,
@@ -381,7 +381,10 @@ fn walk<S: Source + ?Sized>(src: &mut S, mut pos: i64, limit: i64, stop: i64, ve
             if !(magic == 0 || magic == 1) || length < LEGACY_RECORD_OVERHEAD_V0 as i32 || end > limit {
                 break;
             }
-            let offset = i64::from_be_bytes(head[..8].try_into().unwrap_or_default());
+            let offset = head
+                .get(LEGACY_ENTRY_OFFSET_OFFSET..LEGACY_ENTRY_OFFSET_OFFSET + LEGACY_ENTRY_OFFSET_SIZE)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, i64::from_be_bytes);
             let Some(msg) = src.get(pos as u64 + LOG_OVERHEAD as u64, length as usize) else { break };
             let Some(m) = parse_message(msg) else { break };
             let span = inner_span(&m, msg, offset, *max_output);
