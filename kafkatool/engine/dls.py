@@ -53,7 +53,7 @@ from kafkatool.schema.kraft_control import read_kraft_control
 from kafkatool.schema.native import INFLATED_BY_PYTHON
 from kafkatool.schema.producer_snapshot import snapshot_corruption
 from kafkatool.storage.codecs import CODEC_BITS, KNOWN_CODEC_BY_BITS
-from kafkatool.storage.java_hash import string_hash_map_order
+from kafkatool.storage.java_hash import BinnedMapOrder
 
 INT_MAX = 0x7FFFFFFF
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -342,49 +342,59 @@ def _legacy_record_valid(record: Record) -> bool:
 @dataclass(frozen=True)
 class KafkaLayout:
     """The points where DumpLogSegments' text differs between the Kafka release lines kafkatool reproduces, each
-    found by dumping files real brokers of that line wrote (``tests/kafka/decoding.py``).
+    found by running that release's own tool over the saved broker data and the corpus
+    (``tests/kafka/dls_conformance.py``) and on files its brokers wrote (``tests/kafka/decoding.py``).
 
-    ``leader_change_json``: a KRaft ``LeaderChange`` control record prints as ``LeaderChange: {json}`` (4.1+,
-    the Java tool) instead of the Scala tool's fallback ``controlType: LEADER_CHANGE(2)`` (3.9, 4.0).
+    ``scala_tool``: the Scala ``kafka.tools.DumpLogSegments`` (3.9 to 4.2) rather than the Java
+    ``org.apache.kafka.tools`` one (4.3 on). The Scala tool throws ``StringIndexOutOfBoundsException`` on a file
+    name without a dot (the Java one ignores it as unknown); notes no offset gap at a file's first record; keeps each
+    file's gaps and index mismatches as a list, newest first (the Java one in sorted maps); ends a legacy record's
+    metadata with a stray ``}``; prints `` payload:`` after a null key even with ``--skip-record-metadata``; words
+    its not-found summary ``in the log.`` (Java: ``in :<file>``); and lists its summaries in the order of Scala's
+    ``mutable.HashMap`` (Java: ``HashMap.computeIfAbsent``'s).
+    ``leader_change_json``: a KRaft ``LeaderChange`` control record prints as ``LeaderChange: {json}`` instead of
+    ``controlType: LEADER_CHANGE(2)``.
     ``snapshot_space_without_batch``: a producer-snapshot entry without batch metadata ends with a space (the
     Scala tool prints ``lastTimestamp: N `` and then the optional batch part).
     ``transaction_log_json``: ``--transaction-log-decoder`` prints the key and value as the offsets decoder does
-    (``{"type":"0","data":...}``, the value's converter JSON with the status by name) instead of
-    ``transaction_metadata::transactionalId=...`` and ``producerId:..,state=..``.
+    (``{"type":"0","data":...}``) instead of ``transaction_metadata::transactionalId=...`` and
+    ``producerId:..,state=..``; ``transaction_status_names``: its ``transactionStatus`` by name (``"Empty"``)
+    rather than as the stored number.
     """
 
     name: str
+    scala_tool: bool
     leader_change_json: bool
     snapshot_space_without_batch: bool
     transaction_log_json: bool
+    transaction_status_names: bool
 
 
 LAYOUTS: dict[str, KafkaLayout] = {
-    "3.9": KafkaLayout("3.9", leader_change_json=False, snapshot_space_without_batch=True,
-                       transaction_log_json=False),
-    "4.0": KafkaLayout("4.0", leader_change_json=False, snapshot_space_without_batch=True,
-                       transaction_log_json=False),
-    "4.4": KafkaLayout("4.4", leader_change_json=True, snapshot_space_without_batch=False,
-                       transaction_log_json=True),
+    "3.9": KafkaLayout("3.9", scala_tool=True, leader_change_json=False, snapshot_space_without_batch=True,
+                       transaction_log_json=False, transaction_status_names=False),
+    "4.0": KafkaLayout("4.0", scala_tool=True, leader_change_json=False, snapshot_space_without_batch=True,
+                       transaction_log_json=False, transaction_status_names=False),
+    "4.1": KafkaLayout("4.1", scala_tool=True, leader_change_json=True, snapshot_space_without_batch=True,
+                       transaction_log_json=True, transaction_status_names=False),
+    "4.2": KafkaLayout("4.2", scala_tool=True, leader_change_json=True, snapshot_space_without_batch=True,
+                       transaction_log_json=True, transaction_status_names=False),
+    "4.3": KafkaLayout("4.3", scala_tool=False, leader_change_json=True, snapshot_space_without_batch=False,
+                       transaction_log_json=True, transaction_status_names=False),
+    "4.4": KafkaLayout("4.4", scala_tool=False, leader_change_json=True, snapshot_space_without_batch=False,
+                       transaction_log_json=True, transaction_status_names=True),
 }
 DEFAULT_LAYOUT = LAYOUTS["4.4"]
 """The newest release line, the default of ``--kafka-version``."""
 
 
 def layout_for(version: str) -> KafkaLayout | None:
-    """The layout for a Kafka version (``3.9``, ``3.9.2``, ``4.0``, ``4.1`` to ``4.4``, with or without a patch
-    number); 4.1 to 4.3 print as 4.4 does (the Java tool of 4.1 onwards); ``None`` for a version not reproduced."""
+    """The layout for a Kafka version (``3.9`` to ``4.4``, with or without a patch number); ``None`` for a
+    version not reproduced."""
     parts = version.strip().split(".")
     if not 2 <= len(parts) <= 3 or not all(x.isdigit() for x in parts):
         return None
-    major, minor = int(parts[0]), int(parts[1])
-    if (major, minor) == (3, 9):
-        return LAYOUTS["3.9"]
-    if (major, minor) == (4, 0):
-        return LAYOUTS["4.0"]
-    if major == 4 and 1 <= minor <= 4:
-        return LAYOUTS["4.4"]
-    return None
+    return LAYOUTS.get(f"{int(parts[0])}.{int(parts[1])}")
 
 
 # --- KRaft control records: the generated JSON converters ------------------------------------------
@@ -524,7 +534,7 @@ class _Out:
 
 @dataclass
 class _Keyed:
-    """A summary entry: the name printed and the map key Kafka used (its absolute path)."""
+    """A summary entry: the map key Kafka used and prints (the file's absolute path) and its data."""
 
     shown: str
     data: Any
@@ -533,8 +543,10 @@ class _Keyed:
 class DlsSession:
     """``DumpLogSegments.execute``'s cross-file state, printed on stderr after the last file.
 
-    Each map is keyed, as in Kafka, by the file's absolute path (``key``), which decides the order
-    in which files are listed; the name printed is the one the user gave (``path``).
+    Each map is keyed, as in Kafka, by the file's absolute path (``key``, else the ``path`` given), which is the
+    name printed and decides the order in which files are listed (every ``computeIfAbsent`` / ``put`` call is
+    replayed, :class:`BinnedMapOrder`). The Java tool keeps a file's gaps and index mismatches in sorted maps, the
+    Scala tool in lists, newest first (see :class:`KafkaLayout`).
     """
 
     def __init__(self, layout: KafkaLayout = DEFAULT_LAYOUT) -> None:
@@ -544,45 +556,69 @@ class DlsSession:
         self.out_of_order: dict[str, _Keyed] = {}
         self.not_found: dict[str, _Keyed] = {}
         self.non_consecutive: dict[str, _Keyed] = {}
+        self._orders: dict[int, BinnedMapOrder] = {}
 
-    @staticmethod
-    def _slot(table: dict[str, _Keyed], path: str, key: str | None, make: Callable[[], Any]) -> Any:
+    def _slot(self, table: dict[str, _Keyed], path: str, key: str | None, make: Callable[[], Any],
+              touch_once: bool = False) -> Any:
         k = key if key is not None else path
+        order = self._orders.setdefault(id(table), BinnedMapOrder(scala=self.layout.scala_tool))
         if k not in table:
-            table[k] = _Keyed(path, make())
+            table[k] = _Keyed(k, make())
+            order.touch(k)
+        elif not (touch_once and self.layout.scala_tool):
+            order.touch(k)
         return table[k].data
 
+    def _pairs(self) -> Callable[[], Any]:
+        return list if self.layout.scala_tool else dict
+
     def record_index_mismatch(self, path: str, key: str | None, index_offset: int, log_offset: int) -> None:
-        """``misMatchesForIndexFilesMap`` (a reverse-ordered TreeMap per file)."""
-        self._slot(self.index_mismatches, path, key, dict)[index_offset] = log_offset
+        """``misMatchesForIndexFilesMap``: a reverse-ordered TreeMap per file (Java), a list (Scala)."""
+        pairs = self._slot(self.index_mismatches, path, key, self._pairs())
+        if isinstance(pairs, list):
+            pairs.insert(0, (index_offset, log_offset))
+        else:
+            pairs[index_offset] = log_offset
 
     def record_time_mismatch(self, path: str, key: str | None, index_ts: int, log_ts: int) -> None:
         """``TimeIndexDumpErrors.recordMismatchTimeIndex``."""
-        self._slot(self.time_mismatches, path, key, list).append((index_ts, log_ts))
+        self._slot(self.time_mismatches, path, key, list, touch_once=True).append((index_ts, log_ts))
 
     def record_out_of_order(self, path: str, key: str | None, index_ts: int, previous_ts: int) -> None:
         """``TimeIndexDumpErrors.recordOutOfOrderIndexTimestamp``."""
-        self._slot(self.out_of_order, path, key, list).append((index_ts, previous_ts))
+        self._slot(self.out_of_order, path, key, list, touch_once=True).append((index_ts, previous_ts))
 
     def record_not_found(self, path: str, key: str | None, index_offset: int, log_offset: int) -> None:
         """``TimeIndexDumpErrors.recordShallowOffsetNotFound``."""
-        self._slot(self.not_found, path, key, list).append((index_offset, log_offset))
+        self._slot(self.not_found, path, key, list, touch_once=True).append((index_offset, log_offset))
 
     def record_gap(self, path: str, key: str | None, previous: int, offset: int) -> None:
-        """``nonConsecutivePairsForLogFilesMap`` (a TreeMap per file: later pairs replace earlier ones)."""
-        self._slot(self.non_consecutive, path, key, dict)[previous] = offset
+        """``nonConsecutivePairsForLogFilesMap``: a TreeMap per file (Java: later pairs replace earlier ones), a
+        list (Scala, which notes nothing while its last offset is still -1)."""
+        if self.layout.scala_tool and previous == -1:
+            return
+        pairs = self._slot(self.non_consecutive, path, key, self._pairs())
+        if isinstance(pairs, list):
+            pairs.insert(0, (previous, offset))
+        else:
+            pairs[previous] = offset
+
+    def _ordered(self, table: dict[str, _Keyed]) -> list[_Keyed]:
+        order = self._orders.get(id(table))
+        return [] if order is None else [table[k] for k in order.order()]
 
     @staticmethod
-    def _ordered(table: dict[str, _Keyed]) -> list[_Keyed]:
-        return [table[k] for k in string_hash_map_order(list(table))]
+    def _sorted_pairs(pairs: Any, reverse: bool = False) -> list[tuple[int, int]]:
+        if isinstance(pairs, list):
+            return pairs
+        return [(a, pairs[a]) for a in sorted(pairs, reverse=reverse)]
 
     def summary_lines(self) -> list[str]:
         """The stderr lines ``execute`` prints after the last file."""
         lines: list[str] = []
         for item in self._ordered(self.index_mismatches):
             lines.append(f"Mismatches in :{item.shown}")
-            for index_offset in sorted(item.data, reverse=True):
-                lines.append(f"  Index offset: {index_offset}, log offset: {item.data[index_offset]}")
+            lines.extend(f"  Index offset: {a}, log offset: {b}" for a, b in self._sorted_pairs(item.data, True))
         for item in self._ordered(self.time_mismatches):
             lines.append(f"Found timestamp mismatch in :{item.shown}")
             lines.extend(f"  Index timestamp: {a}, log timestamp: {b}" for a, b in item.data)
@@ -590,11 +626,12 @@ class DlsSession:
             lines.append(f"Found out of order timestamp in :{item.shown}")
             lines.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in item.data)
         for item in self._ordered(self.not_found):
-            lines.append("The following indexed offsets are not found in the log.")
+            lines.append("The following indexed offsets are not found in the log." if self.layout.scala_tool
+                         else f"The following indexed offsets are not found in :{item.shown}")
             lines.extend(f"Indexed offset: {a}, found log offset: {b}" for a, b in item.data)
         for item in self._ordered(self.non_consecutive):
             lines.append(f"Non-consecutive offsets in {item.shown}")
-            lines.extend(f"  {a} is followed by {item.data[a]}" for a in sorted(item.data))
+            lines.extend(f"  {a} is followed by {b}" for a, b in self._sorted_pairs(item.data))
         return lines
 
 
@@ -608,13 +645,16 @@ def java_file(path: str) -> str:
     return path[:-1] if len(path) > 1 and path.endswith("/") else path
 
 
-def file_kind(path: str) -> str:
+def file_kind(path: str, layout: KafkaLayout = DEFAULT_LAYOUT) -> str:
     """The ``switch (suffix)`` of ``execute``: ``log``, ``index``, ``timeindex``, ``snapshot``,
-    ``txnindex`` or ``unknown``. A name without a dot throws ``StringIndexOutOfBoundsException``.
+    ``txnindex`` or ``unknown``. A name without a dot throws ``StringIndexOutOfBoundsException`` in the Scala
+    tool and is unknown to the Java one.
     """
     name = posixpath.basename(path.rstrip("/")) or path
     dot = name.rfind(".")
     if dot < 0:
+        if not layout.scala_tool:
+            return "unknown"
         raise DlsError(f"begin -1, end {len(name)}, length {len(name)}")
     suffix = name[dot:]
     return {LOG_SUFFIX: "log", KRAFT_SNAPSHOT_SUFFIX: "log", INDEX_SUFFIX: "index",
@@ -727,7 +767,8 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
                 keys = ",".join(java_utf8(h.key) for h in record.headers)
                 out.print(f" sequence: {record.sequence} headerKeys: [{keys}]")
             else:
-                out.print(f" isValid: {java_bool(_legacy_record_valid(record))} crc: {record.crc}")
+                out.print(f" isValid: {java_bool(_legacy_record_valid(record))} crc: {record.crc}"
+                          + ("}" if session.layout.scala_tool else ""))
             if control:
                 out.print(_control_text(record, session.layout))
         if print_data and not control and parser is not None:
@@ -743,7 +784,7 @@ def _record_lines(out: _Out, session: DlsSession, batch: FileBatch, last_offset:
                 out.print(f"{prefix}key: {java_utf8(record.key)}")
                 prefix = " "
             if record.value is not None:
-                out.print(f"{prefix}payload: {java_utf8(record.value)}")
+                out.print(f"{' ' if session.layout.scala_tool else prefix}payload: {java_utf8(record.value)}")
         out.println()
 
 
@@ -770,6 +811,8 @@ class _NativeDeep:
 
         native = core()
         if native is None or out.emit is None or records.start != 0 or not records.is_slice:
+            return None
+        if skip_record_metadata and session.layout.scala_tool:  # the Scala tool's payload prefix differs
             return None
         return cls(native, out, session, records, path, key, skip_record_metadata, print_data)
 
@@ -971,7 +1014,7 @@ def dump_index(session: DlsSession, path: str, index: IndexSlots | None, log_buf
     out = _Out(emit)
     try:
         base_offset_of(path)
-        log_path = sibling_path(path, LOG_SUFFIX)
+        log_path = sibling_path(key if key is not None else path, LOG_SUFFIX)  # getAbsoluteFile().getParent()
         if log_buf is None:
             raise DlsError(log_path)
         if index is None:
@@ -1015,7 +1058,7 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
     out = _Out(emit)
     try:
         base_offset_of(path)
-        log_path = sibling_path(path, LOG_SUFFIX)
+        log_path = sibling_path(key if key is not None else path, LOG_SUFFIX)  # getAbsoluteFile().getParent()
         if log_buf is None:
             raise DlsError(log_path)
         if index is None or time_index is None:

@@ -107,10 +107,11 @@ def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
                  f"txnTimeoutMs={v['transactionTimeoutMs']}")
 
 
-def transaction_log_json_parser(record: Record) -> tuple[str | None, str | None]:
+def transaction_log_json_parser(record: Record, status_names: bool = True) -> tuple[str | None, str | None]:
     """4.1+'s ``TransactionLogMessageParser``: the key and value as the offsets decoder prints its records (the key
-    ``{"type":"<version>","data":...}``, the value ``{"version":"<v>","data":...}`` in the converter's JSON with the
-    status byte replaced by ``TransactionState``'s name, ``<DELETE>`` for a tombstone)."""
+    ``{"type":"<version>","data":...}``, the value ``{"version":"<v>","data":...}`` in the converter's JSON,
+    ``<DELETE>`` for a tombstone). 4.4 replaces the status byte by ``TransactionState``'s name
+    (``status_names``); 4.1 to 4.3 print the number."""
     if record.key is None:
         raise DlsError(f"Failed to decode message at offset {record.offset} using transaction log decoder "
                        "(message had a missing key)")
@@ -128,7 +129,7 @@ def transaction_log_json_parser(record: Record) -> tuple[str | None, str | None]
         data = read_message(tl.TRANSACTION_LOG_VALUE, record.value, value_version, 2)[0]
     except DecodeError as err:
         return f"Error at offset {record.offset}, skipping. {err.reason}", None
-    state = tl.state_name(data["transactionStatus"])
+    state = tl.state_name(data["transactionStatus"]) if status_names else None
     data = {**data, "transactionStatus": state if state is not None else data["transactionStatus"]}
     return key_text, jackson({"version": str(value_version), "data": data})
 
@@ -358,7 +359,7 @@ def parser_for(name: str, layout: KafkaLayout) -> Parser | None:
     if name in MISSING.get(layout.name, ()):
         return None
     if name == "transaction-log" and layout.transaction_log_json:
-        return _java_missing_key(transaction_log_json_parser)
+        return _java_missing_key(partial(transaction_log_json_parser, status_names=layout.transaction_status_names))
     if name == "group-coordinator":  # over that release's serde; 4.1+: the Java tool
         parser: Parser = partial(offsets_parser, release=layout.name)
         return _java_missing_key(parser) if layout.leader_change_json else parser

@@ -95,7 +95,7 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
     """Read what DumpLogSegments reads for ``path`` and emulate its dump of it (segment and index lines streamed
     to ``emit`` as made, so memory stays flat whatever the segment holds)."""
     key = siblings.absolute_path(path)
-    kind = dls.file_kind(path)
+    kind = dls.file_kind(path, session.layout)
     if kind == "unknown":
         return dls.FileDump(err=[dls.unknown_file_line(path)])
     if kind == "log":

@@ -1,7 +1,8 @@
 """Java's hash codes and hash-table iteration orders, where Kafka's output order depends on them.
 
 ``ProducerStateManager.writeSnapshot`` lists producers in the order of a ``java.util.HashMap<Long, ?>``;
-``DumpLogSegments`` prints its end-of-run summaries in the order of a ``HashMap<String, ?>``; a transaction's
+``DumpLogSegments`` prints its end-of-run summaries in the order of a ``HashMap<String, ?>`` (Java, 4.3 on) or a
+Scala ``mutable.HashMap[String, ?]`` (3.9 to 4.2), replayed call by call (:class:`BinnedMapOrder`); a transaction's
 partitions come out of a Scala 2.13 ``mutable.HashSet[TopicPartition]``. A byte-identical snapshot or a
 line-identical dump needs the same order, so each is modelled here, once.
 """
@@ -112,3 +113,59 @@ def scala_hash_set_order(partitions: Iterable[tuple[str, int]]) -> list[tuple[st
         return int32(h ^ ((h & 0xFFFFFFFF) >> 16))
 
     return sorted(unique, key=lambda tp: (improved(tp) & mask, improved(tp)))
+
+
+class BinnedMapOrder:
+    """The key order of a live string-keyed hash table, replayed call by call: ``java.util.HashMap`` filled with
+    ``computeIfAbsent`` (``scala=False``) or Scala 2.13's ``mutable.HashMap`` filled with ``put`` (``scala=True``).
+
+    Both tables start at 16 buckets, index keys by ``spread(hashCode) & (capacity - 1)`` and split buckets in
+    order when they double; they differ where it shows in DumpLogSegments' summaries:
+
+    - Java's ``computeIfAbsent`` grows *before* looking the key up, once ``size > 0.75 * capacity``, and puts a
+      new key at the *head* of its bucket.
+    - Scala's ``put`` grows before looking up too, once ``size + 1 >= (int) (0.75 * capacity)``, and keeps each
+      bucket sorted by the (signed) improved hash, a new key after those of equal hash.
+
+    Either grows on a call for a key already present, so every call is replayed (:meth:`touch`), not only the
+    first one per key. Tree bins (8 keys in one bucket of a 64-bucket table) are not modelled.
+    """
+
+    def __init__(self, scala: bool = False) -> None:
+        self.scala = scala
+        self.bins: list[list[str]] = [[] for _ in range(INITIAL_CAPACITY)]
+        self.hashes: dict[str, int] = {}
+
+    def _grow_if_needed(self) -> None:
+        size, capacity = len(self.hashes), len(self.bins)
+        grow = size + 1 >= int(capacity * LOAD_FACTOR) if self.scala else size > capacity * LOAD_FACTOR
+        if not grow:
+            return
+        bins: list[list[str]] = [[] for _ in range(capacity * 2)]
+        for j, keys in enumerate(self.bins):
+            for k in keys:
+                bins[j + capacity if self.hashes[k] & capacity else j].append(k)
+        self.bins = bins
+
+    def touch(self, key: str) -> None:
+        """One ``computeIfAbsent`` / ``put`` of ``key``."""
+        self._grow_if_needed()
+        if key in self.hashes:
+            return
+        h = spread(java_string_hash(key))
+        self.hashes[key] = h
+        keys = self.bins[h & (len(self.bins) - 1)]
+        if not self.scala:
+            keys.insert(0, key)
+            return
+        signed = int32(h)
+        at = len(keys)
+        for i, other in enumerate(keys):
+            if int32(self.hashes[other]) > signed:
+                at = i
+                break
+        keys.insert(at, key)
+
+    def order(self) -> list[str]:
+        """The keys in iteration order."""
+        return [k for keys in self.bins for k in keys]

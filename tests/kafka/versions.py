@@ -18,8 +18,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: The newest 3.9.x, the newest 4.0.x and the newest 4.x on Maven Central (checked 2026-11-24).
-VERSIONS: tuple[str, ...] = ("3.9.2", "4.0.2", "4.4.0")
+#: The newest patch of every minor line from 3.9 on, as Maven Central lists them (checked 2026-11-28).
+VERSIONS: tuple[str, ...] = ("3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
 NEWEST = VERSIONS[-1]
 
 #: JVM options for every Kafka process the harness starts: small heaps, quick start-up on 2 cores.

@@ -63,6 +63,28 @@ def expected_stderr(text: str, code: int) -> list[str]:
     return lines
 
 
+SUMMARY_HEADS = ("Mismatches in :", "Found timestamp mismatch in :", "Found out of order timestamp in :",
+                 "Non-consecutive offsets in ")
+
+
+def as_released(lines: list[str], cwd: Path, index: bool) -> list[str]:
+    """The corpus' stderr as the released tools print it. The corpus transcribed trunk's Java DumpLogSegments
+    (see its DUMP-README) with two differences from the release jars, which ``tests/kafka/test_dls_conformance.py``
+    runs: the released tools name a file in their end-of-run summaries by its absolute path (the key of their
+    maps, ``File.getAbsolutePath``), not as given, and the log of a dumped ``index``/time index likewise in
+    exceptions; and the Java tool (4.3 on) heads the not-found list ``... not found in :<file>``."""
+    out = []
+    for line in lines:
+        for head in SUMMARY_HEADS:
+            if line.startswith(head) and not line[len(head):].startswith("/"):
+                line = head + str(cwd / line[len(head):])
+        # an index's log is opened as new File(index.getAbsoluteFile().getParent(), ...): messages name it so
+        if index:
+            line = re.sub(r"(file=|in file )(?!/)([^ ,]+\.log)", lambda m: m.group(1) + str(cwd / m.group(2)), line)
+        out.append(line)
+    return out
+
+
 def run(case_input: Path, path: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
     monkeypatch.chdir(case_input)
     out, err = io.StringIO(), io.StringIO()
@@ -84,8 +106,13 @@ def test_matches_dump_log_segments(case: str, partition: str, file: str, mode: s
     want_out = (dump / f"{file}.{mode}.txt").read_bytes()
     assert universal_newlines(got_out).encode("utf-8") == want_out
     stderr_file = dump / f"{file}.{mode}.stderr.txt"
-    want_err = expected_stderr(stderr_file.read_text(encoding="utf-8") if stderr_file.exists() else "", code)
-    assert got_err.split("\n")[:-1] == want_err
+    want_err = as_released(expected_stderr(stderr_file.read_text(encoding="utf-8") if stderr_file.exists() else "",
+                                           code), root / "input", file.endswith(("index", "timeindex")))
+    got = got_err.split("\n")[:-1]
+    assert [line for line in got if not line.startswith("The following indexed offsets are not found in :")] == \
+        [line for line in want_err if line != "The following indexed offsets are not found in the log."]
+    assert sum(line.startswith("The following indexed offsets are not found in :") for line in got) == \
+        want_err.count("The following indexed offsets are not found in the log.")
     assert got_code == code
 
 
