@@ -189,16 +189,17 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
         if t.is_transactional and not t.is_control:
             transactions.append(t.base_offset)
 
-    # Every file that shrank, as Kafka's own before/after comparison counts it; but the segments a completed
-    # cleaner swap replaced shrink by what compaction removed (superseded records), which is no loss: only
-    # what recovery then cut from the renamed-in .swap segments is.
-    dropped = 0
+    # ``bytes_truncated`` is the net shrink of the log's .log files (the sum of their sizes before the load less
+    # the sum after), as Kafka's own before/after comparison of the files counts it: a renamed-in .swap larger
+    # than the same-base segment it replaces makes up for part of the segments deleted with it. But the
+    # segments a completed cleaner swap replaced shrink by what compaction removed (superseded records), which
+    # is no loss: only what recovery then cut from the renamed-in .swap segments is.
+    before_total = sum(size for _file, size in loader.sizes_before.values())
+    dropped = max(0, before_total - sum(s.size for s in loader.segments))
     for base, (_file, size) in loader.sizes_before.items():
         after = size_after(base)
-        if after < size:
-            dropped += size - after
-            if base not in loader.swap_replaced:
-                loss.bytes += size - after
+        if after < size and base not in loader.swap_replaced:
+            loss.bytes += size - after
     for base, swap_size in loader.swap_sizes.items():
         loss.bytes += max(0, swap_size - size_after(base))
     replaced = sum(loader.sizes_before[b][1] for b in loader.swap_replaced if b in loader.sizes_before)
