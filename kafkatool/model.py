@@ -553,6 +553,7 @@ class SegmentData:
     time_index_size: int = 0
     txn_index_file: str | None = None
     txn_index: list[AbortedTxn] | None = None
+    torn: RecordBatch | None = None  # the header of a partial batch at the end (torn write), when it is whole
 
     @property
     def next_offset(self) -> int:

@@ -262,3 +262,34 @@ def test_a_torn_swap_segment_is_still_a_loss(tmp_path: Path) -> None:
     cut = len(data) - 30 - first["size_bytes"]  # what recovery cut from the renamed-in swap segment
     assert cut > 0 and loss["bytes"] >= cut  # counted as lost, beside the compaction
     assert loss["records"] > 0 and loss["compacted_bytes"] > 0
+
+
+def test_a_swap_larger_than_the_segment_it_renames_over_counts_the_net_shrink(tmp_path: Path) -> None:
+    """``bytes_truncated`` is the net shrink of the log's files, as the corpus' ``totalBytesDropped`` (Kafka's
+    before/after comparison): ``swap-interrupted-unclean`` with the replaced segment split in two at a batch
+    boundary, so the 420-byte ``.swap`` is larger than the 220-byte segment of its base. Kafka's LogLoader deletes
+    both halves (both lie in the swap's range) and renames the swap in: the files after the load are those of the
+    corpus case, and so is the sum of the sizes before, hence its ``totalBytesDropped``."""
+    case = "swap-interrupted-unclean"
+    expected = load_expected(case)["afterLoad"]
+    root = _copy_case(case, tmp_path)
+    part = root / "accounts-0"
+    part.chmod(0o755)
+    log = part / "00000000000000000000.log"
+    log.chmod(0o644)
+    data = log.read_bytes()
+    cut = 220  # the batch at byte 220 starts at offset 194, below the next segment 497
+    assert int.from_bytes(data[cut:cut + 8], "big") == 194
+    (part / "00000000000000000194.log").write_bytes(data[cut:])
+    log.write_bytes(data[:cut])
+    swap_size = (part / "00000000000000000000.log.swap").stat().st_size
+    assert swap_size > cut
+    code, doc = run_json("--now", str(expected["loadTimeMs"]), str(root))
+    [p] = doc["partitions"]
+    assert code == 0
+    want = expected["partitions"]["accounts-0"]
+    assert p["bytes_truncated"] == want["totalBytesDropped"] > 0
+    assert [[s["base_offset"], s["size_bytes"]] for s in p["segments"]] == [
+        [int(s["file"].split(".")[0]), s["sizeAfter"]] for s in want["segmentComparison"]]
+    assert p["loss"]["bytes"] == 0 and p["loss"]["records"] == 0
+    assert p["loss"]["compacted_bytes"] == want["totalBytesDropped"]

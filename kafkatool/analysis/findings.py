@@ -60,6 +60,14 @@ def defect_row(d: Defect) -> Row:
     return {"file": d.file, "position": d.position, "field": d.field, "reason": d.reason}
 
 
+def replay_stop_rows(result: ReplayResult, directory: str) -> list[Row]:
+    """Where a data partition's producer-state replay stopped at a read defect (Kafka's recovery truncates the log
+    there, so what the replay says holds only up to that offset), as ``defects`` rows."""
+    hint = " (--read-past-damage reads on)"  # replay-producers' option, which these commands do not have
+    return [{"file": directory, "position": a.position, "field": f"offset {a.offset}",
+             "reason": a.message.replace(hint, "")} for a in result.anomalies if a.code == "replay-stopped"]
+
+
 def record_problem_row(file: str, problem: Row) -> Row:
     """A record of an internal topic that its replay could not use (``{"offset", "position", "reason"}``), as a
     ``defects`` row."""

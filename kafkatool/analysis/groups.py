@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkatool.analysis.findings import defect_row, record_problem_row, segment_defect_rows
+from kafkatool.analysis.findings import defect_row, record_problem_row, replay_stop_rows, segment_defect_rows
 from kafkatool.engine.groups import (
     PartitionEnds,
     group_rows,
@@ -26,15 +26,18 @@ from kafkatool.schema.share_group_state import SHARE_GROUP_STATE_TOPIC
 from kafkatool.schema.topic_records import decoder_named
 
 
-def _ends(p: LocatedPartition) -> PartitionEnds:
+def _ends(p: LocatedPartition, stops: list[dict[str, Any]]) -> PartitionEnds:
     """A data partition's log start (Kafka's: the checkpoint, at least the first segment's base), log end, high
-    watermark (clamped to the log as Kafka clamps it at load) and last stable offset (replayed)."""
+    watermark (clamped to the log as Kafka clamps it at load) and last stable offset (replayed; where the replay
+    stopped at a read defect is added to ``stops`` as a ``defects`` row)."""
     data = p.data
     first = data.segments[0].base_offset if data.segments else 0
     start = max(first, p.checkpoint_log_start or 0)
     leo = data.log_end_offset
     hw = None if p.high_watermark is None else min(max(p.high_watermark, start), leo)
-    lso = replay(data, compare_snapshots=False).manager.last_stable_offset(leo if hw is None else hw)
+    replayed = replay(data, compare_snapshots=False)
+    stops += replay_stop_rows(replayed, data.directory)
+    lso = replayed.manager.last_stable_offset(leo if hw is None else hw)
     return PartitionEnds(data.directory, start, leo, hw, lso)
 
 
@@ -52,7 +55,8 @@ def groups_document(paths: list[str], *, group: str | None = None) -> dict[str, 
                                 if p.data.partition_metadata is not None and p.topic})
     wanted = {(t, n) for (g, t, n) in state.offsets if group is None or g == group}
     wanted |= {(names[t], n) for (g, t, n) in state.share_state if (group is None or g == group) and t in names}
-    ends = {(p.topic, p.partition): _ends(p) for p in parts if (p.topic, p.partition) in wanted}
+    stops: list[dict[str, Any]] = []
+    ends = {(p.topic, p.partition): _ends(p, stops) for p in parts if (p.topic, p.partition) in wanted}
     offsets = [r for r in offset_rows(state, ends) + share_offset_rows(state, ends, names)
                if group is None or r["group"] == group]
     groups = [g for g in group_rows(state, offsets) if group is None or g["group"] == group]
@@ -70,6 +74,7 @@ def groups_document(paths: list[str], *, group: str | None = None) -> dict[str, 
     defects += [record_problem_row(p["partition"], p) for p in state.problems]
     defects += segment_defect_rows(p.data for p in parts if p.topic in (OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC)
                                    or (p.topic, p.partition) in ends)
+    defects += stops
     return {
         "log_dirs": paths, "coordinator_partitions": [p.directory for p in offset_parts],
         "offsets_records": state.records, "groups": groups, "offsets": offsets,

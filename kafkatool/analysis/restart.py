@@ -50,7 +50,8 @@ def partition_document(p: PartitionRestart) -> dict[str, Any]:
         "producers": [entry_document(e.producer_id, e, offset_fields=("first_data_offset", "last_data_offset"))
                       for e in p.producers],
         "snapshot_files_after": p.snapshot_files_after,
-        "loss": {"records": p.loss.records, "batches": p.loss.batches, "bytes": p.loss.bytes,
+        "loss": {"records": p.loss.records, "batches": p.loss.batches, "partial_batches": p.loss.partial_batches,
+                 "bytes": p.loss.bytes,
                  "offsets": None if p.loss.offsets is None else {"from": p.loss.offsets[0], "to": p.loss.offsets[1]},
                  "producers": p.loss.producers, "transactions": p.loss.transactions,
                  "compacted_bytes": p.loss.compacted_bytes,

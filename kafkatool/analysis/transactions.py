@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kafkatool.analysis.findings import defect_row, record_problem_row, segment_defect_rows
+from kafkatool.analysis.findings import defect_row, record_problem_row, replay_stop_rows, segment_defect_rows
 from kafkatool.analysis.replay import cluster_transaction_version
 from kafkatool.engine.replay import replay
 from kafkatool.engine.transactions import (
@@ -46,6 +46,7 @@ def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int,
     defects = [defect_row(d) for d in dir_defects]
     defects += [record_problem_row(f"{p['partition']}", p) for p in log.problems]
     defects += segment_defect_rows(p.data for p in parts)
+    defects += [row for r in replays for row in replay_stop_rows(r.result, r.directory)]
     return {
         "log_dirs": paths, "now": clock, "transaction_timeout_ms": timeout_ms,
         "coordinator_partitions": [p.directory for p in log_parts], "transaction_log_records": log.records,

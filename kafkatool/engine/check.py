@@ -36,6 +36,7 @@ from kafkatool.model import (
     RecordBatch,
     SegmentData,
     Severity,
+    SnapshotData,
     TopicPartition,
 )
 from kafkatool.schema.filenames import (
@@ -419,6 +420,17 @@ def _check_offsets(part: PartitionData, o: PartitionOffsets, leo: int, clean: bo
     return out
 
 
+def _own_metadata_snapshot(part: PartitionData, snap: SnapshotData) -> bool:
+    """Whether ``snap`` is one of the empty producer snapshots Kafka's own ``UnifiedLog`` writes in the KRaft
+    metadata log: ``KafkaMetadataLog`` runs on a ``UnifiedLog``, whose ``roll`` and ``close`` (every clean
+    shutdown) call ``ProducerStateManager.takeSnapshot`` although raft batches carry no producer id, and whose
+    next load (``KafkaMetadataLog`` never has a clean shutdown: every segment is recovered) deletes and rewrites
+    them. A snapshot left at an earlier shutdown's log end is that lifecycle, not a stray worth a note."""
+    tp = part.topic_partition
+    return (tp is not None and tp.topic == CLUSTER_METADATA_TOPIC and snap.snapshot is not None
+            and snap.snapshot.crc_valid and not snap.snapshot.entries)
+
+
 def _check_snapshots(part: PartitionData, leo: int, rp: int | None, clean: bool | None) -> list[Defect]:
     out: list[Defect] = []
     bases = {s.base_offset for s in part.segments if s.log_file}
@@ -431,7 +443,8 @@ def _check_snapshots(part: PartitionData, leo: int, rp: int | None, clean: bool 
         if snap.offset > leo:
             out.append(_d("snapshot-beyond-leo", snap.file, f"snapshot at offset {snap.offset} is beyond the log end "
                           f"{leo}: Kafka deletes it at load", "warning", field="offset"))
-        elif snap.offset not in bases and snap.offset != leo and snap.offset != rp:
+        elif snap.offset not in bases and snap.offset != leo and snap.offset != rp and not _own_metadata_snapshot(
+                part, snap):
             out.append(_d("snapshot-stray", snap.file, f"snapshot at {snap.offset} matches no segment base nor the "
                           "log end: Kafka deletes it at load", "info", field="offset"))
     if not part.segments or not any(s.entries for s in part.segments):

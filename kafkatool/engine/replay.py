@@ -14,7 +14,7 @@ import numpy as np
 
 from kafkatool.engine.producer_state import Anomaly, CheckedProducerState, replay_columns
 from kafkatool.engine.segment_recovery import entry_columns
-from kafkatool.model import PartitionData, ProducerSnapshotEntry, RecordBatch, SegmentData, SnapshotData
+from kafkatool.model import Defect, PartitionData, ProducerSnapshotEntry, RecordBatch, SegmentData, SnapshotData
 from kafkatool.storage.producer_state import Transaction
 from kafkatool.storage.transaction_version import Decision, decide
 
@@ -117,6 +117,34 @@ def _check_txn_indexes(part: PartitionData, manager: CheckedProducerState, start
     return out
 
 
+#: Read defects after which ``LogSegment.recover`` finds no further valid batch in the segment: it truncates there.
+TAIL_DEFECTS = frozenset({"torn-tail", "trailing-zeros", "corrupt-entry", "unreadable-bytes"})
+
+
+def tail_defect(seg: SegmentData, end: int) -> Defect | None:
+    """The first read defect of ``seg`` at or after byte ``end`` (the end of its last readable batch) that
+    stops Kafka's recovery of the segment, or ``None``."""
+    found = [d for d in seg.defects if d.code in TAIL_DEFECTS and d.position is not None and d.position >= end]
+    return min(found, key=lambda d: d.position or 0, default=None)
+
+
+def _unreadable_snapshots(part: PartitionData) -> list[Anomaly]:
+    """Each ``.snapshot`` file that does not decode: ``ProducerStateManager.loadFromSnapshot`` fails on it with
+    ``CorruptSnapshotException``, deletes it and falls back to an older snapshot or the log."""
+    out = []
+    for snap in part.snapshots:
+        if snap.snapshot is not None:
+            continue
+        why = next((d for d in part.defects if d.file == snap.file), None)
+        where = snap.file if why is None or why.position is None else f"{snap.file} byte {why.position}"
+        detail = "" if why is None else f": {why.field}: {why.reason}"
+        out.append(Anomaly("snapshot-unreadable", snap.offset, None if why is None else why.position, -1,
+                           f"{where}{detail}; Kafka's ProducerStateManager fails to load it (CorruptSnapshotException)"
+                           ", deletes it and rebuilds the producer state from an older snapshot or the log",
+                           "warning"))
+    return out
+
+
 def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until: int | None = None,
            compare_snapshots: bool = True, read_past_damage: bool = False, cluster: Decision | None = None,
            kafka_version: str | None = None) -> ReplayResult:
@@ -161,6 +189,28 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
         compare_upto(base_offset)
         return False
 
+    def tail_halts(seg: SegmentData, end: int) -> bool:
+        """The read defect after the segment's last readable batch (byte ``end``), if any: a torn or zero-filled
+        tail, or bytes no batch can be read from, where ``LogSegment.recover`` truncates the segment (and the
+        load deletes every later one); reported like damage before a batch. Whether the replay stops."""
+        found = tail_defect(seg, end)
+        if found is None:
+            return False
+        offset = max(manager.map_end_offset, seg.base_offset)
+        where = f"{seg.log_file} byte {found.position}: {found.reason}"
+        later = seg is not part.segments[-1]
+        if not read_past_damage:
+            result.anomalies.append(Anomaly(
+                "replay-stopped", offset, found.position, -1,
+                f"{where}; Kafka's recovery truncates the log here (offset {offset})"
+                + (" and deletes every later segment" if later else "")
+                + ", so the replay stops (--read-past-damage reads on)", "error"))
+            return True
+        result.anomalies.append(Anomaly(
+            "read-past-damage", offset, found.position, -1,
+            f"{where}; read on as asked (Kafka's recovery would truncate the log here)", "warning"))
+        return False
+
     def segment_columns(seg: SegmentData, cols: dict[str, np.ndarray]) -> bool:
         """The segment's batches from header columns (the native replay between the rows that need a
         check); whether the replay stops."""
@@ -197,6 +247,9 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
         if cols is not None:
             if segment_columns(seg, cols):
                 break
+            ends = cols["position"] + cols["size"]
+            if seg.next_offset >= start and tail_halts(seg, int(ends[-1]) if len(ends) else 0):
+                break
             continue
         expected = 0
         for e in seg.entries:
@@ -211,7 +264,7 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
                 manager.append(e)
             else:
                 manager.map_end_offset = e.last_offset + 1  # legacy messages carry no producer state
-        if stop:
+        if stop or (seg.next_offset >= start and tail_halts(seg, expected)):
             break
     result.end_offset = manager.map_end_offset
     result.transaction_version = cluster if cluster is not None else decide(evidence=manager.evidence,
@@ -224,5 +277,7 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
                 f"{snap.file} is at offset {snap.offset}, beyond the log end {result.end_offset}: the log lost data "
                 "after it was taken; Kafka deletes it at load", "warning"))
     result.anomalies[:0] = manager.anomalies
+    if compare_snapshots:
+        result.anomalies += _unreadable_snapshots(part)
     result.anomalies += _check_txn_indexes(part, manager, start)
     return result

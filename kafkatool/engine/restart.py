@@ -84,6 +84,7 @@ class Loss:
     batches: int = 0
     bytes: int = 0
     offsets: tuple[int, int] | None = None  # [first, end) of the offsets removed
+    partial_batches: int = 0  # of ``batches``: cut short by a torn write, counted from their whole headers
     producers: list[int] = field(default_factory=list)
     transactions: list[int] = field(default_factory=list)  # first offsets of transactions whose data was lost
     acknowledged: tuple[int, int] | None = None  # [new log end, high-watermark checkpoint): replicated, now gone
@@ -170,16 +171,35 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
         seg = next((s for s in loader.segments if s.base == base), None)
         return seg.size if seg is not None else 0
 
-    # Every file that shrank, as Kafka's own before/after comparison counts it; but the segments a completed
-    # cleaner swap replaced shrink by what compaction removed (superseded records), which is no loss: only
-    # what recovery then cut from the renamed-in .swap segments is.
-    dropped = 0
+    # A batch cut short (torn write) is no entry, but its whole header says what it held: Kafka's recovery
+    # (LogSegment.recover) drops it with the partial bytes, so its records and offsets are lost too.
+    torn = [(s.base_offset, s.torn) for s in loader.part.segments
+            if s.torn is not None and s.base_offset not in loader.swap_replaced]
+    torn += [(base, s.torn) for base, s in loader.swaps.items() if s.torn is not None and base in loader.swap_sizes]
+    for base, t in torn:
+        if t.last_offset < next_offset or size_after(base) > t.position:
+            continue
+        batches += 1
+        loss.partial_batches += 1
+        records += t.records_count
+        first = t.base_offset if first is None else min(first, t.base_offset)
+        last = t.last_offset if last is None else max(last, t.last_offset)
+        if t.producer_id >= 0:
+            producers.add(t.producer_id)
+        if t.is_transactional and not t.is_control:
+            transactions.append(t.base_offset)
+
+    # ``bytes_truncated`` is the net shrink of the log's .log files (the sum of their sizes before the load less
+    # the sum after), as Kafka's own before/after comparison of the files counts it: a renamed-in .swap larger
+    # than the same-base segment it replaces makes up for part of the segments deleted with it. But the
+    # segments a completed cleaner swap replaced shrink by what compaction removed (superseded records), which
+    # is no loss: only what recovery then cut from the renamed-in .swap segments is.
+    before_total = sum(size for _file, size in loader.sizes_before.values())
+    dropped = max(0, before_total - sum(s.size for s in loader.segments))
     for base, (_file, size) in loader.sizes_before.items():
         after = size_after(base)
-        if after < size:
-            dropped += size - after
-            if base not in loader.swap_replaced:
-                loss.bytes += size - after
+        if after < size and base not in loader.swap_replaced:
+            loss.bytes += size - after
     for base, swap_size in loader.swap_sizes.items():
         loss.bytes += max(0, swap_size - size_after(base))
     replaced = sum(loader.sizes_before[b][1] for b in loader.swap_replaced if b in loader.sizes_before)

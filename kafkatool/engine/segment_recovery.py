@@ -151,6 +151,10 @@ def truncation_reason(before: Sequence[LogEntry], data: SegmentData | None, pos:
     defects = [] if data is None else [d for d in data.defects if d.position is not None and d.position >= pos]
     if defects:
         d = min(defects, key=lambda d: d.position or 0)
+        torn = data.torn if data is not None and d.code == "torn-tail" else None
+        if torn is not None and torn.position == d.position:
+            return (f"a partial batch (torn write) whose header says it held offsets {torn.base_offset} to "
+                    f"{torn.last_offset} ({torn.records_count} record(s))")
         return {"torn-tail": "a partial batch (torn write)",
                 "trailing-zeros": "zero bytes: Kafka reads a record size of 0, smaller than the minimum record "
                                   "overhead (14)"}.get(d.code, d.reason)

@@ -51,7 +51,7 @@ from kafkatool.schema.filenames import (
     offset_from_name,
     parse_partition_dir,
 )
-from kafkatool.schema.log_segment import walk_log
+from kafkatool.schema.log_segment import torn_header, walk_log
 
 OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
                       CLEANER_OFFSET_CHECKPOINT)
@@ -79,6 +79,8 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False, limits: Read
         for item in walk_log(buf, seg.log_file, deep=deep, max_output=limits.max_decompressed_bytes):
             if isinstance(item, Defect):
                 seg.defects.append(item)
+                if item.code == "torn-tail" and item.position is not None:
+                    seg.torn = torn_header(buf, item.position, len(buf))
                 continue
             err = complete_entry(item, buf, deep=deep, limits=limits)
             if err is not None:

@@ -52,8 +52,11 @@ def _partition(console: Console, p: Row) -> None:
         span = f" (offsets {loss['offsets']['from']} to {loss['offsets']['to'] - 1})" if loss["offsets"] else ""
         line = f"  LOST: {loss['bytes']} bytes dropped from the files"
         if loss["records"]:
-            line += (f"; {loss['records']} record(s) in {loss['batches']} complete batch(es){span} are no longer "
-                     "part of the log")
+            partial = loss.get("partial_batches") or 0
+            torn = (f" ({partial} batch(es) cut short by a torn write, counted from their headers)" if partial
+                    else "")
+            line += (f"; {loss['records']} record(s) in {loss['batches']} batch(es){span} are no longer part of the "
+                     f"log{torn}")
         if loss["producers"]:
             line += f"; producers affected: {', '.join(map(str, loss['producers']))}"
         if loss["transactions"]:

@@ -258,14 +258,30 @@ def read_entry_at(buf: bytes | memoryview, pos: int, *, deep: bool = False,
     return _read_legacy(buf, pos, deep, max_output)[0]
 
 
+def torn_header(buf: bytes | memoryview, pos: int, limit: int) -> RecordBatch | None:
+    """The header of the partial entry at ``pos`` (a torn write) when it is a magic 2 batch whose whole
+    :data:`HEADER_SIZE`-byte header lies before ``limit`` and runs past it: what the batch held (base offset,
+    last offset delta, record count, producer) although its records are gone. ``None`` otherwise."""
+    if limit - pos < HEADER_SIZE or buf[pos + rb.MAGIC_OFFSET] != rb.MAGIC:
+        return None
+    batch = RecordBatch(pos, *HEADER_UNPACK(buf, pos))
+    if batch.batch_length < rb.BATCH_OVERHEAD or pos + rb.LOG_OVERHEAD + batch.batch_length <= limit:
+        return None
+    return batch
+
+
 def _tail_defect(buf: bytes | memoryview, file: str, pos: int, limit: int, length: int | None = None) -> Defect:
-    """The torn-tail report: how many bytes at the end do not form a complete entry."""
+    """The torn-tail report: how many bytes at the end do not form a complete entry (and, when the cut batch's
+    header is whole, the offsets and records it says were there)."""
     count = limit - pos
     if _all_zero(buf, pos, limit):
         return Defect("trailing-zeros", file, pos, "batch_length", f"{count} zero bytes after the last entry")
     need = "" if length is None else f" (entry declares {length + rb.LOG_OVERHEAD} bytes)"
+    torn = None if length is None else torn_header(buf, pos, limit)
+    held = "" if torn is None else (f"; its header says it held offsets {torn.base_offset} to {torn.last_offset} "
+                                    f"({torn.records_count} record(s))")
     return Defect("torn-tail", file, pos, "batch_length",
-                  f"{count} invalid bytes at the end: a partial entry{need}, as left by a torn write")
+                  f"{count} invalid bytes at the end: a partial entry{need}, as left by a torn write{held}")
 
 
 def _resync(buf: bytes | memoryview, file: str, pos: int, limit: int, reason: str, field: str,

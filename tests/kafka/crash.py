@@ -14,7 +14,9 @@ one seeded mutation (:data:`MUTATIONS`) to a copy ``M``, then:
 Compared per data partition: ``log_start_offset``, ``log_end_offset`` (the leader's high watermark: with one
 replica it is the log end once the node leads), ``last_stable_offset``, ``producers``, ``segments`` (file names
 and sizes; bytes), ``indexes`` (offset and time index entry by entry, preallocated zeros ignored), ``txnindex``,
-``snapshots`` (file names and bytes), ``leader_epochs`` and ``apply_to`` (OUT's files equal the broker's).
+``snapshots`` (file names and bytes), ``leader_epochs`` and ``apply_to`` (OUT's files equal the broker's); after
+the mutations that only cut files (:data:`LOSS_COMPARED`) also ``loss``: the offsets and records of the batches
+whose headers were on disk (a torn batch's too) that the restarted broker no longer has.
 
 Two things the broker does after the load are outside ``simulate-restart`` and are held still: the restarted
 node leads every partition under a new leader epoch (one more leader-epoch entry at the log end, dropped from the
@@ -71,6 +73,7 @@ WORKLOAD_MS = 60_000
 MUTATIONS: tuple[str, ...] = (
     "none",               # the SIGKILL alone
     "cut-active",         # the active segment cut at a random byte (a torn write)
+    "cut-in-batch",       # the active segment cut inside its last batch, the batch's header left whole
     "flip-above",         # one byte flipped at or above the recovery point (recovery finds it)
     "flip-below",         # one byte flipped below the recovery point (Kafka does not re-read it)
     "delete-snapshots",   # every producer snapshot of a partition removed
@@ -163,6 +166,46 @@ def _batches(data: bytes) -> list[tuple[int, int, int]]:
     return out
 
 
+#: Bytes of a magic 2 batch header, and where its last offset delta and record count are (RecordBatch's layout,
+#: read here independently of kafkatool).
+BATCH_HEADER = 61
+LAST_OFFSET_DELTA_AT = 23
+RECORDS_COUNT_AT = 57
+#: The mutations after which the records lost are compared: the files are only cut, so every header left on disk
+#: is one the broker wrote.
+LOSS_COMPARED = ("none", "cut-active", "cut-in-batch")
+
+
+def headers_on_disk(part: Path) -> list[tuple[int, int, int]]:
+    """(base offset, last offset, record count) of every batch of a partition whose whole header is on disk,
+    the last one's records cut short or not: what the files say the log held."""
+    out = []
+    for seg in _segments(part):
+        data = seg.read_bytes()
+        pos = 0
+        while pos + BATCH_HEADER <= len(data):
+            length = int.from_bytes(data[pos + 8:pos + 12], "big")
+            if length < BATCH_HEADER - 12:
+                break
+            base = int.from_bytes(data[pos:pos + 8], "big")
+            delta = int.from_bytes(data[pos + LAST_OFFSET_DELTA_AT:pos + LAST_OFFSET_DELTA_AT + 4], "big")
+            count = int.from_bytes(data[pos + RECORDS_COUNT_AT:pos + RECORDS_COUNT_AT + 4], "big")
+            out.append((base, base + delta, count))
+            pos += 12 + length
+    return out
+
+
+def lost_view(held: list[tuple[int, int, int]], log_end: int | None) -> dict[str, Any]:
+    """What the restarted broker no longer has of ``held`` (:func:`headers_on_disk` before the restart): the
+    offsets [its log end, the last offset held + 1) and the records of the batches there, in the shape of
+    ``simulate-restart``'s ``loss``."""
+    gone = [b for b in held if log_end is not None and b[1] >= log_end]
+    if not gone:
+        return {"offsets": None, "records": 0}
+    return {"offsets": {"from": min(b[0] for b in gone), "to": max(b[1] for b in gone) + 1},
+            "records": sum(b[2] for b in gone)}
+
+
 def mutate(log_dir: Path, mutation: str, rng: random.Random) -> str:
     """Apply ``mutation`` to one seeded partition of ``log_dir``; a sentence saying what was done."""
     parts = data_partitions(log_dir)
@@ -179,6 +222,20 @@ def mutate(log_dir: Path, mutation: str, rng: random.Random) -> str:
         with open(seg, "r+b") as f:
             f.truncate(cut)
         return f"cut-active: {name}/{seg.name} cut from {size} to {cut} bytes"
+    if mutation == "cut-in-batch":
+        lasts = [(p, _segments(p)[-1]) for p in with_data if _batches(_segments(p)[-1].read_bytes())]
+        many = [(p, s) for p, s in lasts if _batches(s.read_bytes())[-1][1] > BATCH_HEADER + 1]
+        if not many:
+            return "cut-in-batch: no active segment ends in a batch with records: nothing cut"
+        part, seg = rng.choice(many)
+        name = part.name
+        data = seg.read_bytes()
+        pos, size, base = _batches(data)[-1]
+        cut = rng.randrange(pos + BATCH_HEADER, pos + size)
+        with open(seg, "r+b") as f:
+            f.truncate(cut)
+        return (f"cut-in-batch: {name}/{seg.name} cut from {len(data)} to {cut} bytes, inside its last batch "
+                f"(offset {base}, bytes {pos}..{pos + size - 1}; its header kept)")
     if mutation in ("flip-above", "flip-below"):
         rp = _checkpoint_get(log_dir / "recovery-point-offset-checkpoint", name) or 0
         segs = _segments(part)
@@ -355,14 +412,19 @@ def files_view(part: Path, below: int | None = None) -> dict[str, Any]:
     }
 
 
-def kafka_view(described: dict[str, Any], broker_dir: Path, name: str) -> dict[str, Any]:
+def kafka_view(described: dict[str, Any], broker_dir: Path, name: str,
+               held: list[tuple[int, int, int]] | None = None) -> dict[str, Any]:
     """What the restarted broker showed of one partition: admin-client answers and its files. The leader epoch
-    the restarted node assigned itself at the log end is left out (see the module's docstring)."""
+    the restarted node assigned itself at the log end is left out (see the module's docstring). With ``held``
+    (:func:`headers_on_disk` of the input) also what it lost of them (``loss``)."""
     kafka = described["partitions"].get(name, {})
     leo = kafka.get("high_watermark")
-    return {"log_start_offset": kafka.get("log_start_offset"), "log_end_offset": leo,
+    view = {"log_start_offset": kafka.get("log_start_offset"), "log_end_offset": leo,
             "last_stable_offset": kafka.get("last_stable_offset"), "producers": kafka.get("producers"),
             "files": files_view(broker_dir / name, leo)}
+    if held is not None:
+        view["loss"] = lost_view(held, leo)
+    return view
 
 
 def _producers(doc: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -406,6 +468,9 @@ def compare_partition(outcome: Outcome, name: str, kafka: dict[str, Any], mine: 
     outcome.check("log_end_offset", kafka["log_end_offset"], leo, where=name)
     fuo = mine.get("first_unstable_offset")
     outcome.check("last_stable_offset", kafka["last_stable_offset"], leo if fuo is None else fuo, where=name)
+    if "loss" in kafka:  # the offsets and records the restart dropped (cut mutations: every header is Kafka's)
+        outcome.check("loss", kafka["loss"], {"offsets": mine["loss"]["offsets"], "records": mine["loss"]["records"]},
+                      where=name)
     outcome.check("producers", kafka["producers"], _producers(mine.get("producers") or []), where=name)
     outcome.check("leader_epochs", theirs["leader_epochs"],
                   [[e["epoch"], e["start_offset"]] for e in mine["leader_epochs"] if e["start_offset"] < leo],
@@ -438,6 +503,7 @@ def experiment(base: Base, mutation: str, seed: int, workdir: Path, save: bool =
     outcome.detail["base"] = {"seed": base.seed, "acked": base.acked}
     broker_copy = work / "broker-input"
     shutil.copytree(mutated, broker_copy)
+    held = ({p.name: headers_on_disk(p) for p in data_partitions(mutated)} if mutation in LOSS_COMPARED else {})
     now_ms = int(time.time() * 1000)
     predicted = kafkatool_restart(mutated, work / "kafkatool-out", now_ms)
     ours = {p["directory"]: p for p in predicted["partitions"]}
@@ -454,7 +520,7 @@ def experiment(base: Base, mutation: str, seed: int, workdir: Path, save: bool =
     else:
         broker_dir = work / "node" / "data"
         for part in data_partitions(broker_dir):
-            views[part.name] = kafka_view(described, broker_dir, part.name)
+            views[part.name] = kafka_view(described, broker_dir, part.name, held.get(part.name))
             compare_partition(outcome, part.name, views[part.name], ours.get(part.name), work / "kafkatool-out")
         outcome.check("start_failure", [], start_failures(predicted))
     wanted = os.environ.get("KAFKATOOL_SAVE_CASES")
