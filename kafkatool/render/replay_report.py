@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 
@@ -23,18 +23,18 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
     """Write the replay document ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     if fmt == "jsonl":
         for p in doc["producers"]:
-            out.write(orjson.dumps({"type": "producer", **p}).decode() + "\n")
+            out.write(json_bytes({"type": "producer", **p}).decode() + "\n")
         for t in doc["transactions"]["items"]:
-            out.write(orjson.dumps({"type": "transaction", **t}).decode() + "\n")
+            out.write(json_bytes({"type": "transaction", **t}).decode() + "\n")
         for a in doc["anomalies"]:
-            out.write(orjson.dumps({"type": "anomaly", **a}).decode() + "\n")
+            out.write(json_bytes({"type": "anomaly", **a}).decode() + "\n")
         summary = {k: v for k, v in doc.items() if k not in ("producers", "anomalies")}
         summary["transactions"] = {k: v for k, v in doc["transactions"].items() if k != "items"}
-        out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
+        out.write(json_bytes({"type": "summary", **summary}).decode() + "\n")
         return
     doc = for_people(doc)
     console = human_console(out)
