@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
 from kafkatool.render.safe import for_people, human_console, json_bytes
+from kafkatool.shell import command
 
 Row = dict[str, Any]
 
@@ -36,6 +37,10 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
         summary["transactions"] = {k: v for k, v in doc["transactions"].items() if k != "items"}
         out.write(json_bytes({"type": "summary", **summary}).decode() + "\n")
         return
+    # Built from the raw names, each argument quoted (a topic is a directory name anyone could have chosen).
+    abort = {h["first_offset"]: command("kafka-transactions.sh", "abort", "--topic", doc["topic"], "--partition",
+                                        doc["partition_number"], "--start-offset", h["first_offset"])
+             for h in doc["hanging"]}
     doc = for_people(doc)
     console = human_console(out)
     start = doc["start"]
@@ -70,9 +75,9 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
         console.print(Text.assemble(("hanging transaction: ", "red bold"),
                                     f"producer {h['producer_id']} epoch {h['producer_epoch']} open since offset "
                                     f"{h['first_offset']} ({h['open_ms'] // 60000} min): it blocks read_committed "
-                                    f"consumers at offset {h['first_offset']}. To end it: kafka-transactions.sh "
-                                    f"abort --topic {doc['topic']} --partition {doc['partition_number']} "
-                                    f"--start-offset {h['first_offset']}"))
+                                    f"consumers at offset {h['first_offset']}. To end it:"))
+        # On a line of its own and never wrapped: a line break inside would paste as two commands.
+        console.print(Text.assemble("  ", (abort[h["first_offset"]], "bold")), soft_wrap=True)
     anomalies = [a for a in doc["anomalies"] if show_info or a["severity"] != "info"]
     if anomalies:
         table = Table(box=None, show_edge=False, header_style="bold")

@@ -80,8 +80,9 @@ def render_transactions(doc: Row, fmt: str, out: TextIO | None = None) -> None:
             ("hanging transaction: ", "red bold"),
             f"{t['topic']}-{t['partition']} producer {t['producer_id']} epoch {t['producer_epoch']} from offset "
             f"{t['start_offset']}{opened}; it holds the last stable offset at {t['blocked_last_stable_offset']} "
-            f"(high watermark {t['high_watermark']}). {t['reason']} [{t['reason_code']}]\n  to end it: ",
-            (t["abort_command"], "bold")))
+            f"(high watermark {t['high_watermark']}). {t['reason']} [{t['reason_code']}]"))
+        # On a line of its own and never wrapped: a line break inside would paste as two commands.
+        console.print(Text.assemble("  to end it: ", (t["abort_command"], "bold")), soft_wrap=True)
     for d in doc["defects"]:
         where = d["file"] if d["position"] is None else f"{d['file']} @ byte {d['position']}"
         console.print(Text(f"defect: {where}: {d['field']}: {d['reason']}", style="red"))
