@@ -62,7 +62,6 @@ def printable_tree(value: Any) -> Any:
 # U+061C (D8 9C), U+200E/F and U+2028-202E (E2 80 ..), U+2066-2069 (E2 81 A6-A9). In valid UTF-8 the lead
 # bytes C2, D8 and E2 only ever start a character, so a match is always a whole character.
 _JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
-_JSON_LEADS = (b"\xe2", b"\xc2", b"\x7f", b"\xd8")
 
 
 def _json_escape(match: re.Match[bytes]) -> bytes:
@@ -73,7 +72,8 @@ def json_safe(data: bytes) -> bytes:
     r"""JSON text (UTF-8, as orjson writes it) with DEL, C1 controls, bidi marks, overrides and isolates and the
     line and paragraph separators written ``\u0085``, ``\u202e``: no such character raw on a terminal or in a
     file, the same data when parsed. Only scans when one of their lead bytes occurs (the common text has none)."""
-    if any(lead in data for lead in _JSON_LEADS):
+    # int membership is a memchr; ASCII text (the usual row) costs two scans of the bytes.
+    if 0x7F in data or (not data.isascii() and (0xE2 in data or 0xC2 in data or 0xD8 in data)):
         return _JSON_UNSAFE.sub(_json_escape, data)
     return data
 
