@@ -10,6 +10,7 @@ generated (every codec, flags, control batches, invalid UTF-8, control character
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,8 +122,15 @@ def test_native_path_is_taken(scratch: Path) -> None:
     assert b'"key":"k\\u0000\xef\xbf\xbd"' in written
 
 
-record_st = st.tuples(st.none() | st.binary(max_size=40) | st.text(max_size=20).map(str.encode),
-                      st.none() | st.binary(max_size=60) | st.text(max_size=30).map(str.encode),
+#: Characters no JSON output carries raw (``kafkatool.shell.UNSAFE`` beyond C0), their neighbours that stay raw,
+#: and ordinary multi-byte text sharing their lead bytes.
+HOSTILE = ("\x1b]0;t\x07", "\x7f", "\x80", "\x85", "\x9b2J", "\x9f", "\xa0", "\u061b\u061c", "\u200d\u200e\u200f",
+           "\u2027\u2028\u2029", "\u202a\u202e\u202f", "\u2065\u2066\u2069\u206a", "\u20ac\u201c\u00e9")
+RAW_UNSAFE = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+hostile_st = st.text(alphabet="".join(HOSTILE) + "ab", max_size=12).map(str.encode)
+
+record_st = st.tuples(st.none() | st.binary(max_size=40) | st.text(max_size=20).map(str.encode) | hostile_st,
+                      st.none() | st.binary(max_size=60) | st.text(max_size=30).map(str.encode) | hostile_st,
                       st.lists(st.tuples(st.binary(max_size=5) | st.text(max_size=5).map(str.encode),
                                          st.none() | st.binary(max_size=5)), max_size=2),
                       st.integers(-(1 << 20), 1 << 20))
@@ -198,3 +206,31 @@ def test_verify_over_native_rows(scratch: Path) -> None:
     codes = [d.code for d in defects[1]] if defects[0] == "ok" else []
     assert {"segment-name-mismatch", "offset-order", "offset-gap"} <= set(codes), codes
     assert b'"code":"offset-order"' in written
+
+
+
+def test_hostile_characters_escaped_alike(scratch: Path) -> None:
+    """Control, C1, bidi and separator characters in keys, values, header keys and the directory name: both paths
+    write the same bytes, every such character as ``\\uXXXX`` (no raw one in a line), and each line parses back to
+    the data."""
+    text = "".join(HOSTILE)
+    recs = [Record(0, 0, (s + "k").encode(), (text + s).encode(), (Header(s.encode(), s.encode()),), offset_delta=i)
+            for i, s in enumerate(HOSTILE)]
+    recs.append(Record(0, 0, b"x" * 15 + "\u202e".encode() + b"y" * 15, "\x9b".encode() * 9, (), offset_delta=99))
+    buf = record_batch.build_records_batch(recs, base_offset=0, base_timestamp=1)
+    path = scratch / "d\u202e\x1b\x9b\u2028x-0" / "00000000000000000000.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buf)
+    for mode in MODES:
+        written = both(path, *mode)[0]
+        for line in written.splitlines():
+            assert not RAW_UNSAFE.search(line), line
+            row = json.loads(line)
+            if row.get("type") == "batch":
+                assert row["file"] == str(path)
+    written = both(path, True, True)[0]
+    rows = [json.loads(line) for line in written.splitlines()]
+    got = [r for row in rows if row.get("type") == "batch" for r in row["records"]]
+    assert [(r["key"], r["value"]) for r in got] == [(k.decode(), v.decode()) for k, v in
+                                                       ((r.key, r.value) for r in recs)]
+    assert b"\\u202e" in written and b"\\u009b" in written and b"\\u2028" in written and b"\\u007f" in written

@@ -6,7 +6,6 @@ Nothing here decides anything those analyses do not; the judgement is ``analysis
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
+from kafkatool.shell import command
 
 # Sections contributed by other analyses (e.g. internal topics): each takes the report document and the
 # decoded log dirs and returns ``{"id", "title", "intro", "columns", "rows", "commands"}`` or ``None``.
@@ -47,7 +47,7 @@ def transactions_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData
     rows = [[t.get("transactional_id"), t["directory"], t["producer_id"], t["producer_epoch"], t["start_offset"],
              t.get("coordinator_state"), "yes" if t["hanging"] else "no", t["last_stable_offset"], t["reason"],
              t["abort_command"] if t["hanging"] else ""] for t in txn["open_transactions"]]
-    now_arg = "" if doc["now"] is None else f" --now {doc['now']}"
+    now_args = [] if doc["now"] is None else ["--now", doc["now"]]
     return {
         "id": "transactions", "title": "Transactions (__transaction_state)",
         "intro": f"{len(txn['transactional_ids'])} transactional id(s) in the transaction log; "
@@ -56,7 +56,7 @@ def transactions_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData
         "columns": ["transactional id", "partition", "producer", "epoch", "start offset", "coordinator state",
                     "hanging", "LSO held at", "why", "abort with"],
         "rows": rows,
-        "commands": [f"kafkatool transactions{now_arg} " + " ".join(_q(p) for p in paths)],
+        "commands": [command("kafkatool", "transactions", *now_args, *paths)],
         "level": "damaged" if txn["hanging"] or txn["defects"] else "healthy",
         "reasons": [f"transaction log: {t.get('transactional_id')} hangs on {t['directory']} since offset "
                     f"{t['start_offset']} ({t['reason_code']})." for t in txn["hanging"]],
@@ -82,7 +82,7 @@ def groups_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) ->
                  "log dirs (empty when the partition is not among them).",
         "columns": ["group", "partition", "committed", "log start", "log end", "lag", "problem", "why"],
         "rows": rows,
-        "commands": ["kafkatool groups " + " ".join(_q(p) for p in paths)],
+        "commands": [command("kafkatool", "groups", *paths)],
         "level": "damaged" if problems else "healthy",
         "reasons": [f"consumer group {o['group']}: committed offset {o['committed_offset']} on "
                     f"{o['topic']}-{o['partition']} is {o['problem']} ({o['message']})." for o in problems],
@@ -90,10 +90,6 @@ def groups_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) ->
 
 
 SECTION_HOOKS: list[SectionHook] = [transactions_section, groups_section]
-
-
-def _q(path: str) -> str:
-    return shlex.quote(path)
 
 
 #: The producer plot resolves at most this many offset steps across a partition: spans of one producer closer
@@ -169,7 +165,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     by_dir = {p["directory"]: p for p in restart_doc["partitions"]}
     label = _label(path, data)
     cluster = None if inputs.single_partition else cluster_transaction_version(Path(path))
-    now_arg = f" --now {now}" if now is not None else ""
+    now_args = ["--now", now] if now is not None else []
     partitions = []
     for part in data.partitions:
         r = by_dir.get(part.directory)
@@ -183,7 +179,7 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
                                partition=tp.partition if tp else None,
                                high_watermark=data.checkpoint(REPLICATION_OFFSET_CHECKPOINT, tp),
                                now=now if now is not None else rep.manager.last_timestamp, timeout_ms=timeout_ms)
-        timeout_arg = f" --transaction-timeout-ms {timeout_ms}" if timeout_ms != DEFAULT_TXN_TIMEOUT_MS else ""
+        timeout_args = ["--transaction-timeout-ms", timeout_ms] if timeout_ms != DEFAULT_TXN_TIMEOUT_MS else []
         partitions.append({
             "log_dir": path, "log_dir_label": label, "directory": part.directory,
             "restart": r, "marks": restart_marks(r), "replay": rdoc,
@@ -191,10 +187,10 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
             "epochs_on_disk": [{"epoch": e.epoch, "start_offset": e.start_offset} for e in part.leader_epochs or []],
             "producer_spans": producer_spans(part),
             "commands": {
-                "segments": f"kafkatool simulate-restart --partition {_q(part.directory)}{now_arg} {_q(path)}",
-                "epochs": f"kafkatool dump-segment {_q(part_path + '/leader-epoch-checkpoint')}",
-                "producers": f"kafkatool replay-producers{now_arg}{timeout_arg} {_q(part_path)}",
-                "damage": f"kafkatool dump-segment --verify {_q(part_path)}",
+                "segments": command("kafkatool", "simulate-restart", "--partition", part.directory, *now_args, path),
+                "epochs": command("kafkatool", "dump-segment", part_path + "/leader-epoch-checkpoint"),
+                "producers": command("kafkatool", "replay-producers", *now_args, *timeout_args, part_path),
+                "damage": command("kafkatool", "dump-segment", "--verify", part_path),
             },
         })
     return {"path": path, "label": label, "data": checked, "findings": findings, "partitions": partitions,
@@ -236,17 +232,17 @@ def replica_set(partition: str, brokers: dict[int, str], paths: list[dict[str, A
     clock = now if now is not None else int(time.time() * 1000)
     doc = analyse({b: Path(p) for b, p in brokers.items()}, partition=partition, leader=chosen, isr=members,
                   leader_epoch=leader_epoch, now=clock)
-    args = [f"--replica {b}={_q(brokers[b])}" for b in sorted(brokers)]
-    command = (f"kafkatool simulate-replication {' '.join(args)} --partition {_q(partition)} --leader {chosen} "
-               f"--isr {','.join(map(str, members))}"
-               + (f" --leader-epoch {leader_epoch}" if leader_epoch is not None else "")
-               + (f" --now {now}" if now is not None else ""))
+    args = [a for b in sorted(brokers) for a in ("--replica", f"{b}={brokers[b]}")]
+    line = command("kafkatool", "simulate-replication", *args, "--partition", partition, "--leader", chosen,
+                   "--isr", ",".join(map(str, members)),
+                   *(["--leader-epoch", leader_epoch] if leader_epoch is not None else []),
+                   *(["--now", now] if now is not None else []))
     batches: dict[int, list[dict[str, Any]]] = {}
     for b, p in brokers.items():
         part = next(q for x in paths if x["path"] == p for q in x["data"].partitions if q.directory == partition)
         batches[b] = epoch_runs(part)
     doc.update({"leader_chosen_by": "--leader" if leader is not None else "newest leader epoch",
-                "isr_given": isr is not None, "command": command, "batches": batches,
+                "isr_given": isr is not None, "command": line, "batches": batches,
                 "follower_losses": follower_losses(doc)})
     return doc
 
@@ -278,7 +274,7 @@ def build_report(paths: list[str], *, now: int | None, timeout_ms: int, leader: 
         "transaction_timeout_ms": timeout_ms,
         "kafka_version": kafka_version,
         "findings": findings,
-        "check_commands": ["kafkatool check " + " ".join(_q(a["path"]) for a in group) for group in brokers.values()],
+        "check_commands": [command("kafkatool", "check", *(a["path"] for a in group)) for group in brokers.values()],
         "partitions": [p for a in analysed for p in a["partitions"]],
         "replica_sets": [replica_set(name, brokers, analysed, leader=leader, isr=isr, leader_epoch=leader_epoch,
                                      now=now) for name, brokers in sorted(groups.items())],

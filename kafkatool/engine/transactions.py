@@ -27,6 +27,7 @@ from typing import Any
 from kafkatool.engine.replay import ReplayResult
 from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.schema.topic_records import DecodeFn
+from kafkatool.shell import command
 from kafkatool.storage.producer_state import NO_COORDINATOR_EPOCH
 from kafkatool.storage.transaction_version import TransactionVersion
 
@@ -102,9 +103,10 @@ class PartitionReplay:
 
 
 def abort_command(topic: str, partition: int, start_offset: int, bootstrap: str) -> str:
-    """The ``kafka-transactions.sh abort`` line that writes the ABORT marker for this transaction (brokers 3.0+)."""
-    return (f"kafka-transactions.sh --bootstrap-server {bootstrap} abort --topic {topic} --partition {partition} "
-            f"--start-offset {start_offset}")
+    """The ``kafka-transactions.sh abort`` line that writes the ABORT marker for this transaction (brokers 3.0+),
+    every argument quoted (the topic is a directory name anyone could have chosen)."""
+    return command("kafka-transactions.sh", "--bootstrap-server", bootstrap, "abort", "--topic", topic,
+                   "--partition", partition, "--start-offset", start_offset)
 
 
 def _bumped_end(txn: TransactionMetadata, epoch: int) -> bool:

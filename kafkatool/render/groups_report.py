@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 LEFT = {"group", "topic", "protocol", "assignor", "members", "problem", "member_id", "client_id", "client_host",
@@ -67,20 +67,20 @@ def render_groups(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the ``groups`` document ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     if fmt == "jsonl":
         for g in doc["groups"]:
-            out.write(orjson.dumps({"type": "group", **g}).decode() + "\n")
+            out.write(json_bytes({"type": "group", **g}).decode() + "\n")
         for o in doc["offsets"]:
-            out.write(orjson.dumps({"type": "offset", **o}).decode() + "\n")
+            out.write(json_bytes({"type": "offset", **o}).decode() + "\n")
         for m in doc["members"]:
-            out.write(orjson.dumps({"type": "member", **m}).decode() + "\n")
+            out.write(json_bytes({"type": "member", **m}).decode() + "\n")
         for s in doc["share_state"]:
-            out.write(orjson.dumps({"type": "share_state", **s}).decode() + "\n")
+            out.write(json_bytes({"type": "share_state", **s}).decode() + "\n")
         for d in doc["defects"]:
-            out.write(orjson.dumps({"type": "defect", **d}).decode() + "\n")
-        out.write(orjson.dumps({"type": "summary", "log_dirs": doc["log_dirs"],
+            out.write(json_bytes({"type": "defect", **d}).decode() + "\n")
+        out.write(json_bytes({"type": "summary", "log_dirs": doc["log_dirs"],
                                 "coordinator_partitions": doc["coordinator_partitions"],
                                 "offsets_records": doc["offsets_records"], "groups": len(doc["groups"]),
                                 "offsets": len(doc["offsets"]), "problems": len(doc["problems"]),

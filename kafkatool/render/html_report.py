@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from kafkatool.render import report_plots
+from kafkatool.render.safe import printable
 
 Doc = dict[str, Any]
 
@@ -48,7 +49,9 @@ nav ul { columns: 2; font-size: .9em; }
 
 
 def _e(value: Any) -> str:
-    return escape("–" if value is None else str(value), quote=True)
+    """``value`` as HTML text or attribute: control, C1, bidi and separator characters shown escaped
+    (``\\x1b``, ``\\u202e``: visible, never acting on the page's text direction), then HTML-escaped."""
+    return escape(printable("–" if value is None else str(value)), quote=True)
 
 
 def _slug(text: str) -> str:
@@ -60,7 +63,7 @@ def _attrs(values: dict[str, Any]) -> str:
     def text(v: Any) -> str:
         return "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
 
-    return "".join(f' data-{k.replace("_", "-")}="{escape(text(v), quote=True)}"' for k, v in values.items())
+    return "".join(f' data-{k.replace("_", "-")}="{_e(text(v))}"' for k, v in values.items())
 
 
 def _table(columns: list[str], rows: Iterable[list[Any]], classes: Iterable[str] | None = None,
@@ -246,7 +249,13 @@ def _extra(section: Doc) -> str:
 
 
 def render_html(doc: Doc) -> str:
-    """The whole report."""
+    """The whole report; no control, C1, bidi or separator character raw anywhere in it (each value is shown
+    escaped as it is placed, and the page is checked once more as a whole)."""
+    return printable(_html(doc), keep_newlines=True)
+
+
+def _html(doc: Doc) -> str:
+    """The report's HTML, values escaped where they are placed."""
     v = doc["verdict"]
     parts = [_partition(p, i) for i, p in enumerate(doc["partitions"], 1)]
     replicas = [_replicas(rs, i) for i, rs in enumerate(doc["replica_sets"], 1)]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-import orjson
 
 from kafkatool.reading.context import resolve
 from kafkatool.render.output import JsonlOutput, Output
+from kafkatool.render.safe import json_bytes
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.native import INFLATED_BY_PYTHON, core
 
@@ -57,7 +57,7 @@ class NativeRows:
                  value_decoder: str | None, max_output: int) -> None:
         self.native, self.out, self.deep = native, out, deep
         self.key_decoder, self.value_decoder, self.max_output = key_decoder, value_decoder, max_output
-        self.file = orjson.dumps(path)  # each row's "file", as JsonlOutput.row sets it
+        self.file = json_bytes(path)  # each row's "file", as JsonlOutput.row sets it
 
     @classmethod
     def make(cls, out: Output, path: str, *, deep: bool, key_decoder: str | None,

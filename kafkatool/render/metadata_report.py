@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 
@@ -35,28 +35,28 @@ def render_metadata(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the metadata document ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     if fmt == "jsonl":
         image = doc["image"]
         for b in image["brokers"]:
-            out.write(orjson.dumps({"type": "broker", **b}).decode() + "\n")
+            out.write(json_bytes({"type": "broker", **b}).decode() + "\n")
         for t in image["topics"]:
             for p in t["partitions"]:
-                out.write(orjson.dumps({"type": "partition", "topic": t["name"], "topic_id": t["topic_id"],
+                out.write(json_bytes({"type": "partition", "topic": t["name"], "topic_id": t["topic_id"],
                                         **p}).decode() + "\n")
         for h in doc.get("history", []):
-            out.write(orjson.dumps({"type": "history", **h}).decode() + "\n")
+            out.write(json_bytes({"type": "history", **h}).decode() + "\n")
         for c in doc.get("topic_id_check", []):
-            out.write(orjson.dumps({"type": "topic_id_check", **c}).decode() + "\n")
+            out.write(json_bytes({"type": "topic_id_check", **c}).decode() + "\n")
         for c in doc.get("log_dir_check", []):
-            out.write(orjson.dumps({"type": "log_dir_check", **c}).decode() + "\n")
+            out.write(json_bytes({"type": "log_dir_check", **c}).decode() + "\n")
         for d in doc["defects"]:
-            out.write(orjson.dumps({"type": "defect", **d}).decode() + "\n")
+            out.write(json_bytes({"type": "defect", **d}).decode() + "\n")
         summary = {k: v for k, v in doc.items()
                    if k not in ("image", "history", "topic_id_check", "log_dir_check", "defects")}
         summary["image"] = {k: v for k, v in image.items() if k not in ("brokers", "topics")}
-        out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
+        out.write(json_bytes({"type": "summary", **summary}).decode() + "\n")
         return
     _table_output(for_people(doc), human_console(out))
 

@@ -22,7 +22,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import TIME_LIMIT_MS, for_people, human_console, is_time_key, iso_second, iso_time, printable
+from kafkatool.render.safe import (
+    TIME_LIMIT_MS,
+    JsonSafeWriter,
+    for_people,
+    human_console,
+    is_time_key,
+    iso_second,
+    iso_time,
+    json_bytes,
+    printable,
+)
 
 Row = dict[str, Any]
 
@@ -47,7 +57,7 @@ def _json_default(obj: Any) -> Any:
 
 def dumps(obj: Any) -> str:
     """Compact, stable JSON (key order as built)."""
-    return orjson.dumps(obj, default=_json_default).decode()
+    return json_bytes(obj, default=_json_default).decode()
 
 
 class JsonlOutput:
@@ -65,7 +75,7 @@ class JsonlOutput:
 
     def _line(self, obj: Row) -> None:
         # Each line is written at once: holding many ~0.5 KiB bytes objects costs more than the writes.
-        self._write(orjson.dumps(obj, default=_json_default, option=orjson.OPT_APPEND_NEWLINE))
+        self._write(json_bytes(obj, default=_json_default, option=orjson.OPT_APPEND_NEWLINE))
 
     def begin_file(self, path: str, kind: str, info: Row) -> None:
         self.path = path
@@ -114,7 +124,7 @@ class JsonOutput:
         self.current["summary"] = summary
 
     def finish(self, summary: Row) -> None:
-        json.dump({"files": self.files, "summary": summary}, self.out, default=_json_default,
+        json.dump({"files": self.files, "summary": summary}, JsonSafeWriter(self.out), default=_json_default,
                   ensure_ascii=False, indent=2)
         self.out.write("\n")
         self.out.flush()

@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
+from kafkatool.shell import command
 
 Row = dict[str, Any]
 
@@ -23,19 +24,23 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
     """Write the replay document ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     if fmt == "jsonl":
         for p in doc["producers"]:
-            out.write(orjson.dumps({"type": "producer", **p}).decode() + "\n")
+            out.write(json_bytes({"type": "producer", **p}).decode() + "\n")
         for t in doc["transactions"]["items"]:
-            out.write(orjson.dumps({"type": "transaction", **t}).decode() + "\n")
+            out.write(json_bytes({"type": "transaction", **t}).decode() + "\n")
         for a in doc["anomalies"]:
-            out.write(orjson.dumps({"type": "anomaly", **a}).decode() + "\n")
+            out.write(json_bytes({"type": "anomaly", **a}).decode() + "\n")
         summary = {k: v for k, v in doc.items() if k not in ("producers", "anomalies")}
         summary["transactions"] = {k: v for k, v in doc["transactions"].items() if k != "items"}
-        out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
+        out.write(json_bytes({"type": "summary", **summary}).decode() + "\n")
         return
+    # Built from the raw names, each argument quoted (a topic is a directory name anyone could have chosen).
+    abort = {h["first_offset"]: command("kafka-transactions.sh", "abort", "--topic", doc["topic"], "--partition",
+                                        doc["partition_number"], "--start-offset", h["first_offset"])
+             for h in doc["hanging"]}
     doc = for_people(doc)
     console = human_console(out)
     start = doc["start"]
@@ -70,9 +75,9 @@ def render_replay(doc: Row, fmt: str, out: TextIO | None = None, *, show_info: b
         console.print(Text.assemble(("hanging transaction: ", "red bold"),
                                     f"producer {h['producer_id']} epoch {h['producer_epoch']} open since offset "
                                     f"{h['first_offset']} ({h['open_ms'] // 60000} min): it blocks read_committed "
-                                    f"consumers at offset {h['first_offset']}. To end it: kafka-transactions.sh "
-                                    f"abort --topic {doc['topic']} --partition {doc['partition_number']} "
-                                    f"--start-offset {h['first_offset']}"))
+                                    f"consumers at offset {h['first_offset']}. To end it:"))
+        # On a line of its own and never wrapped: a line break inside would paste as two commands.
+        console.print(Text.assemble("  ", (abort[h["first_offset"]], "bold")), soft_wrap=True)
     anomalies = [a for a in doc["anomalies"] if show_info or a["severity"] != "info"]
     if anomalies:
         table = Table(box=None, show_edge=False, header_style="bold")

@@ -9,14 +9,14 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 JSON_KEYS = ("scenario", "steps", "final", "differences", "violations")
 
 
 def _short(value: Any) -> str:
-    text = orjson.dumps(value).decode() if not isinstance(value, str) else value
+    text = json_bytes(value).decode() if not isinstance(value, str) else value
     return text if len(text) <= 70 else text[:67] + "..."
 
 
@@ -46,7 +46,7 @@ def render_replication(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the simulation document ``doc``; ``json`` is ``{"steps": [...], ...}``."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps({k: doc[k] for k in JSON_KEYS}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes({k: doc[k] for k in JSON_KEYS}, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     doc = for_people(doc)
     console = human_console(out)
@@ -118,7 +118,7 @@ def render_replica_set(doc: dict[str, Any], fmt: str, out: TextIO | None = None)
     """The replica-set comparison: per pair where the follower truncates, per candidate what is lost."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     doc = for_people(doc)
     console = human_console(out)

@@ -11,7 +11,7 @@ import orjson
 from rich.text import Text
 
 from kafkatool.render.output import SEVERITY_STYLE
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 
@@ -20,13 +20,13 @@ def render_report(findings: list[Row], summary: Row, fmt: str, out: TextIO | Non
     """Write ``findings`` (rows with severity, code, log_dir, file, position, field, reason) and ``summary``."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps({"summary": summary, "findings": findings}, option=orjson.OPT_INDENT_2).decode())
+        out.write(json_bytes({"summary": summary, "findings": findings}, option=orjson.OPT_INDENT_2).decode())
         out.write("\n")
         return
     if fmt == "jsonl":
         for row in findings:
-            out.write(orjson.dumps({"type": "finding", **row}).decode() + "\n")
-        out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
+            out.write(json_bytes({"type": "finding", **row}).decode() + "\n")
+        out.write(json_bytes({"type": "summary", **summary}).decode() + "\n")
         return
     findings, summary = for_people(findings), for_people(summary)
     console = human_console(out)

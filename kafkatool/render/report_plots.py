@@ -8,8 +8,12 @@ nothing outside itself: glyphs are drawn as paths, so no font is fetched when th
 from __future__ import annotations
 
 import io
+import logging
 import re
+import warnings
 from typing import Any
+
+from kafkatool.render.safe import printable
 
 Doc = dict[str, Any]
 OK_FILLS = ("#d9d9d9", "#a6bddb")  # alternate segments: light grey / light blue, different lightness
@@ -66,10 +70,36 @@ def _plt() -> Any:
     return plt
 
 
+def _where(p: Doc) -> str:
+    """A partition's directory and log dir label, as a figure's title names them (shown escaped)."""
+    return printable(f"{p['directory']} on {p['log_dir_label']}")
+
+
+def quiet_save(fig: Any, buf: io.BytesIO, **kwargs: Any) -> None:
+    """``fig.savefig(buf)`` with every text shown :func:`~kafkatool.render.safe.printable` (a second guard: labels
+    built from data are made printable where they are built) and matplotlib's warnings and log kept off stderr:
+    a warning such as "Glyph 27 (ESC) missing" would echo data raw, with source paths, to the operator."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        shown = text.get_text()
+        if isinstance(shown, str) and printable(shown) != shown:
+            text.set_text(printable(shown))
+    log = logging.getLogger("matplotlib")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fig.savefig(buf, **kwargs)
+    finally:
+        log.setLevel(level)
+
+
 def _svg(fig: Any) -> str:
     plt = _plt()
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    quiet_save(fig, buf, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     text = buf.getvalue().decode()
     text = text[text.index("<svg"):]  # drop the XML declaration and DOCTYPE: the SVG goes inline into HTML
@@ -141,7 +171,8 @@ def _segment_rows(ax: Any, p: Doc, lo: float, hi: float, detail: bool) -> None:
             ax.barh(rows["on disk"], tick, left=s["next_offset"], height=0.6, color=INVALID[0], hatch=INVALID[1],
                     edgecolor="black", linewidth=0.8)
             if detail:
-                ax.annotate(f"{bad} invalid bytes at byte {s['valid_bytes']}\nof {s['file'].rsplit('/', 1)[-1]}",
+                name = printable(s["file"].rsplit("/", 1)[-1])
+                ax.annotate(f"{bad} invalid bytes at byte {s['valid_bytes']}\nof {name}",
                             (s["next_offset"] + tick, rows["on disk"]), xytext=(6, 0), textcoords="offset points",
                             fontsize=7, va="center", fontweight="bold",
                             bbox={"boxstyle": "square,pad=0.12", "fc": "white", "ec": "none", "alpha": 0.9})
@@ -223,7 +254,7 @@ def segment_map(p: Doc) -> str:
                Patch(fc=ACK_MISSING[0], ec="black", hatch=ACK_MISSING[1], label="acknowledged but missing")]
     axes[-1].legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4,
                     frameon=False)
-    axes[0].set_title(f"{p['directory']} on {p['log_dir_label']}: segments", fontsize=9, loc="left")
+    axes[0].set_title(f"{_where(p)}: segments", fontsize=9, loc="left")
     fig.tight_layout()
     return _svg(fig)
 
@@ -246,7 +277,7 @@ def epoch_timeline(p: Doc) -> str:
     if entries:
         ax.set_ylim(min(e["epoch"] for e in entries) - 0.6, max(e["epoch"] for e in entries) + 1.0)
         ax.set_yticks(sorted({e["epoch"] for e in entries}))
-    ax.set_title(f"{p['directory']} on {p['log_dir_label']}: leader epochs after load", fontsize=9, loc="left")
+    ax.set_title(f"{_where(p)}: leader epochs after load", fontsize=9, loc="left")
     fig.tight_layout()
     return _svg(fig)
 
@@ -284,7 +315,7 @@ def producer_plot(p: Doc) -> str:
                Patch(fc=DAMAGE, ec="black", hatch="xx", label="open (no marker yet)")]
     ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35 if pids else -0.2),
               ncol=4, frameon=False)
-    ax.set_title(f"{p['directory']} on {p['log_dir_label']}: producers and transactions", fontsize=9, loc="left")
+    ax.set_title(f"{_where(p)}: producers and transactions", fontsize=9, loc="left")
     fig.tight_layout()
     return _svg(fig)
 
@@ -347,6 +378,6 @@ def replica_plot(rs: Doc) -> str:
     handles.append(Patch(fc=DAMAGE, hatch="xxxx", ec="black", label="lost when following the leader"))
     ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=min(len(handles), 5),
               frameon=False)
-    ax.set_title(f"{rs['partition']}: replicas side by side (leader {rs['leader']})", fontsize=9, loc="left")
+    ax.set_title(f"{printable(rs['partition'])}: replicas side by side (leader {rs['leader']})", fontsize=9, loc="left")
     fig.tight_layout()
     return _svg(fig)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 STEP_STYLE = {"truncate": "bold red", "delete-segment": "red", "fail": "bold red", "missing-index": "yellow",
@@ -79,13 +79,13 @@ def render_restart(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the restart document ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     if fmt == "jsonl":  # one line for the log dir, then one per partition (the json document's parts)
         head = {"type": "log_dir", **{k: v for k, v in doc.items() if k != "partitions"}}
-        out.write(orjson.dumps(head).decode() + "\n")
+        out.write(json_bytes(head).decode() + "\n")
         for p in doc["partitions"]:
-            out.write(orjson.dumps({"type": "partition", **p}).decode() + "\n")
+            out.write(json_bytes({"type": "partition", **p}).decode() + "\n")
         return
     doc = for_people(doc)
     console = human_console(out, soft_wrap=True)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 SEVERITY_STYLE = {"error": "red bold", "warning": "yellow", "info": "dim"}
 
@@ -22,7 +22,7 @@ def render_scan(summary: dict[str, Any], fmt: str, out: TextIO | None = None) ->
     out = out or sys.stdout
     if fmt in ("json", "jsonl"):
         option = orjson.OPT_INDENT_2 if fmt == "json" else 0
-        out.write(orjson.dumps({"type": "scan", **summary} if fmt == "jsonl" else summary, option=option).decode())
+        out.write(json_bytes({"type": "scan", **summary} if fmt == "jsonl" else summary, option=option).decode())
         out.write("\n")
         return
     summary = for_people(summary)

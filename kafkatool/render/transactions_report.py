@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_bytes
 
 Row = dict[str, Any]
 
@@ -37,19 +37,19 @@ def render_transactions(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the ``transactions`` document ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_bytes(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     if fmt == "jsonl":
         for t in doc["transactional_ids"]:
-            out.write(orjson.dumps({"type": "transactional_id", **t}).decode() + "\n")
+            out.write(json_bytes({"type": "transactional_id", **t}).decode() + "\n")
         for t in doc["open_transactions"]:
-            out.write(orjson.dumps({"type": "open_transaction", **t}).decode() + "\n")
+            out.write(json_bytes({"type": "open_transaction", **t}).decode() + "\n")
         for d in doc["defects"]:
-            out.write(orjson.dumps({"type": "defect", **d}).decode() + "\n")
+            out.write(json_bytes({"type": "defect", **d}).decode() + "\n")
         summary = {k: v for k, v in doc.items() if k not in ("transactional_ids", "open_transactions", "hanging",
                                                               "defects")}
         summary.update(hanging=len(doc["hanging"]), defects=len(doc["defects"]))
-        out.write(orjson.dumps({"type": "summary", **summary}).decode() + "\n")
+        out.write(json_bytes({"type": "summary", **summary}).decode() + "\n")
         return
     doc = for_people(doc)
     console = human_console(out, piped_width=200)
@@ -80,8 +80,9 @@ def render_transactions(doc: Row, fmt: str, out: TextIO | None = None) -> None:
             ("hanging transaction: ", "red bold"),
             f"{t['topic']}-{t['partition']} producer {t['producer_id']} epoch {t['producer_epoch']} from offset "
             f"{t['start_offset']}{opened}; it holds the last stable offset at {t['blocked_last_stable_offset']} "
-            f"(high watermark {t['high_watermark']}). {t['reason']} [{t['reason_code']}]\n  to end it: ",
-            (t["abort_command"], "bold")))
+            f"(high watermark {t['high_watermark']}). {t['reason']} [{t['reason_code']}]"))
+        # On a line of its own and never wrapped: a line break inside would paste as two commands.
+        console.print(Text.assemble("  to end it: ", (t["abort_command"], "bold")), soft_wrap=True)
     for d in doc["defects"]:
         where = d["file"] if d["position"] is None else f"{d['file']} @ byte {d['position']}"
         console.print(Text(f"defect: {where}: {d['field']}: {d['reason']}", style="red"))

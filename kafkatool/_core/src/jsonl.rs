@@ -112,16 +112,40 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether a byte of the word `w` is below 0x20, a `"` or a `\\` (the bytes orjson escapes).
+/// Whether a byte of the word `w` is below 0x20, a `"` or a `\\` (the bytes orjson escapes), or DEL or a lead byte
+/// of a character `render.safe.json_safe` escapes (0xC2, 0xD8, 0xE2).
 #[inline]
 fn word_needs_escape(w: u64) -> bool {
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    (w.wrapping_sub(ONES * 0x20) & !w & HIGHS) | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64))
+    let byte = |b: u8| zero(w ^ (ONES * b as u64));
+    (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
+        | byte(b'"')
+        | byte(b'\\')
+        | byte(0x7F)
+        | byte(0xC2)
+        | byte(0xD8)
+        | byte(0xE2)
         != 0
 }
 
-/// Append valid UTF-8 `s` as the inside of a JSON string, escaped as orjson escapes (eight bytes a step where
-/// none needs it).
+/// The code point of the character at `s[i..]` that `render.safe.json_safe` writes as `\uXXXX` (JSON escapes
+/// C0 itself): DEL, C1 controls, U+061C, U+200E/F, U+2028-202E, U+2066-2069; with its length in bytes. `s` is
+/// valid UTF-8, so 0xC2, 0xD8 and 0xE2 are always lead bytes.
+#[inline]
+fn unsafe_char(s: &[u8], i: usize) -> Option<(u32, usize)> {
+    let at = |k: usize| s.get(i + k).copied().unwrap_or(0);
+    match (s[i], at(1), at(2)) {
+        (0x7F, _, _) => Some((0x7F, 1)),
+        (0xC2, b @ 0x80..=0x9F, _) => Some((u32::from(b), 2)),
+        (0xD8, 0x9C, _) => Some((0x061C, 2)),
+        (0xE2, 0x80, c @ (0x8E | 0x8F | 0xA8..=0xAE)) => Some((0x2000 | u32::from(c & 0x3F), 3)),
+        (0xE2, 0x81, c @ 0xA6..=0xA9) => Some((0x2040 | u32::from(c & 0x3F), 3)),
+        _ => None,
+    }
+}
+
+/// Append valid UTF-8 `s` as the inside of a JSON string, escaped as orjson escapes and then as
+/// `render.safe.json_safe` escapes (eight bytes a step where none needs it).
 fn escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len());
     let mut from = 0;
@@ -136,6 +160,20 @@ fn escaped(out: &mut Vec<u8>, s: &[u8]) {
             }
         }
         let b = s[i];
+        if b >= 0x7F {
+            if let Some((code, len)) = unsafe_char(s, i) {
+                out.extend_from_slice(&s[from..i]);
+                out.extend_from_slice(b"\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[((code >> shift) & 15) as usize]);
+                }
+                i += len;
+                from = i;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
         let e = ESCAPE[b as usize];
         if e != 0 {
             out.extend_from_slice(&s[from..i]);
@@ -612,7 +650,7 @@ mod tests {
 
     #[test]
     fn strings_as_orjson_writes_them() {
-        assert_eq!(text(|o| utf8_string(o, b"a\"\\\x00\x1f\x7f\n\x08")), "\"a\\\"\\\\\\u0000\\u001f\x7f\\n\\b\"");
+        assert_eq!(text(|o| utf8_string(o, b"a\"\\\x00\x1f\x7f\n\x08")), "\"a\\\"\\\\\\u0000\\u001f\\u007f\\n\\b\"");
         assert_eq!(text(|o| utf8_string(o, b"\xe2\x82\xff\xc3\xa9")), "\"\u{FFFD}\u{FFFD}\u{e9}\"");
         let long = b"0123456789abcdef\"0123456789\\abcdef\x1f0123456789abcdef\xc3\xa9";
         assert_eq!(text(|o| utf8_string(o, long)),
@@ -622,6 +660,17 @@ mod tests {
         assert_eq!(text(|o| hex_string(o, b"\x01\xab")), "\"01ab\"");
         assert_eq!(text(|o| int(o, u64::MAX as i128).unwrap()), "18446744073709551615");
         assert!(int(&mut Vec::new(), u64::MAX as i128 + 1).is_none());
+    }
+
+    #[test]
+    fn controls_bidi_and_separators_escaped_as_json_safe() {
+        let all = "a\u{80}\u{85}\u{9b}\u{9f}\u{a0}\u{61c}\u{61b}\u{200d}\u{200e}\u{200f}\u{2027}\u{2028}\u{202e}\u{202f}\
+                   \u{2065}\u{2066}\u{2069}\u{206a}\u{20ac}\u{e9}z";
+        assert_eq!(text(|o| utf8_string(o, all.as_bytes())),
+                   "\"a\\u0080\\u0085\\u009b\\u009f\u{a0}\\u061c\u{61b}\u{200d}\\u200e\\u200f\u{2027}\\u2028\\u202e\u{202f}\
+                    \u{2065}\\u2066\\u2069\u{206a}\u{20ac}\u{e9}z\"");
+        let long = "0123456789abcdef\u{202e}0123456789abcdef\u{9b}";
+        assert_eq!(text(|o| utf8_string(o, long.as_bytes())), "\"0123456789abcdef\\u202e0123456789abcdef\\u009b\"");
     }
 
     #[test]
