@@ -67,11 +67,12 @@ def root(
     """Forensic toolkit for Apache Kafka broker data directories."""
     # The run's read limits, current until the command ends (reading functions resolve them when a command
     # passes none; the scan's plan carries them to its workers). Imported here: ``--help`` never runs this.
-    from kafkatool.reading.context import reset_limits, set_limits
+    from kafkatool.reading.context import reset_limits, reset_roots, set_limits, set_roots
     from kafkatool.schema.codecs import ReadLimits
 
     token = set_limits(ReadLimits(max_decompressed_bytes))
-    ctx.call_on_close(lambda: reset_limits(token))
+    roots = set_roots(())  # the evidence trees: each path the command reads registers its own
+    ctx.call_on_close(lambda: (reset_roots(roots), reset_limits(token)))
 
 
 class _LazyRoot(typer.core.TyperGroup):

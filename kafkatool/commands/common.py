@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import typer
 
@@ -57,6 +57,16 @@ def steady_heap() -> None:
     except (OSError, AttributeError):
         return
     mallopt(_M_TOP_PAD, HEAP_TOP_PAD)
+
+
+def report_not_read(rows: list[dict[str, Any]]) -> bool:
+    """Say on stderr each input entry named and not read (a document's ``not_read`` rows: a link out of the
+    evidence tree, a FIFO, a device), for outputs with no place for file defects; whether there was any."""
+    from kafkatool.render.output import Diagnostics
+
+    for row in rows:
+        Diagnostics().error(f"{row['file']}: {row['reason']}")
+    return bool(rows)
 
 
 def run_guarded(body: Callable[[], int]) -> None:

@@ -321,15 +321,20 @@ def _bar_wanted(files: list[Path], opts: Options, quiet: bool) -> tuple[int, boo
 
 def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int:
     """The command body: expand paths, dump each file, pick the exit code (``quiet``: no progress bar)."""
+    from kafkatool.engine import rows
     from kafkatool.model import Defect
-    from kafkatool.reading.inventory import expand
+    from kafkatool.reading.inventory import expand_with_refusals, refused_defects
     from kafkatool.render.output import Diagnostics, make_output
     from kafkatool.render.scan_report import byte_progress
 
     diag = Diagnostics()
-    files = expand(paths)
+    files, refused = expand_with_refusals(paths)
     out = make_output(fmt.value, wide=opts.wide)
-    all_defects: list[Defect] = []
+    all_defects: list[Defect] = refused_defects(refused, str)
+    for d in all_defects:  # named, never read: a link out of the evidence tree, a FIFO, a device
+        out.begin_file(d.file, "not-read", {"reason": d.reason})
+        out.row(rows.defect_row(d))
+        out.end_file({"entries": 0, "defects": 1})
     unknown: list[str] = []
     unreadable = 0
     dumped = 0
@@ -352,7 +357,7 @@ def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int
     out.finish({"files": dumped, "skipped": len(unknown), "defects": len(serious)})
     if dumped == 0 and unreadable:
         return int(ExitCode.UNREADABLE)  # each unreadable file's error is already said, one line each
-    if dumped == 0:
+    if dumped == 0 and not refused:
         raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind; "
                                    "--kind KIND reads a file as a kind whatever its name)")
     for name in unknown:

@@ -11,7 +11,7 @@ import typer
 
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.replication import replication_document
-from kafkatool.commands.common import parse_broker_ids, run_guarded
+from kafkatool.commands.common import parse_broker_ids, report_not_read, run_guarded
 from kafkatool.engine.replication import ScenarioError, run
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
@@ -50,8 +50,9 @@ def real_data(replica: list[str], partition: str | None, leader: int | None, isr
     doc = analyse(replicas, partition=partition, leader=leader, isr=members or sorted(replicas),
                   leader_epoch=leader_epoch, now=now if now is not None else int(time.time() * 1000))
     render_replica_set(doc, fmt.value)
+    refused = report_not_read(doc["not_read"])
     lossy = any(e["lost_acknowledged_batches"] for e in doc["elections"] if e["clean"])
-    return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
+    return int(ExitCode.DEFECTS if lossy or refused else ExitCode.CLEAN)
 
 
 def command(

@@ -11,9 +11,10 @@ import typer
 
 from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.restart import partitions_there, recovered_tree, restart_document
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import report_not_read, run_guarded
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.files import not_read
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
@@ -95,8 +96,10 @@ def command(
                 Diagnostics().warning(f"removed {stale}: the staging directory of an earlier --apply-to run that "
                                       "was interrupted")
         doc = restart_document(result)
+        doc["not_read"] = [{"code": d.code, "severity": d.severity, "file": d.file, "reason": d.reason}
+                           for d in not_read([inputs.log_dir], inputs.log_dir.partitions)]
         render_restart(doc, fmt.value)
-        if any(p["outcome"] == "failed" for p in doc["partitions"]):
+        if report_not_read(doc["not_read"]) or any(p["outcome"] == "failed" for p in doc["partitions"]):
             return int(ExitCode.DEFECTS)
         lossy = any(p["loss"]["bytes"] or p["loss"]["records"] or p["loss"]["acknowledged"]
                     for p in doc["partitions"])
