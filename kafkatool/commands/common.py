@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -29,6 +29,11 @@ class FailOn(StrEnum):
     never = "never"
 
 T = TypeVar("T")
+
+#: ``--follow-links``, on every subcommand that reads inputs (``run_guarded`` applies it).
+FollowLinks = Annotated[bool, typer.Option(
+    "--follow-links", help="Read symbolic links that lead out of the given tree (by default each is named as a "
+                           "finding and not read; FIFOs, sockets and devices are never read).")]
 
 
 def parse_broker_ids(value: str | None) -> list[int] | None:
@@ -69,8 +74,9 @@ def report_not_read(rows: list[dict[str, Any]]) -> bool:
     return bool(rows)
 
 
-def run_guarded(body: Callable[[], int]) -> None:
-    """Run a command body and exit with its code; known errors become one line on stderr.
+def run_guarded(body: Callable[[], int], *, follow_links: bool = False) -> None:
+    """Run a command body and exit with its code; known errors become one line on stderr. ``follow_links``
+    (``--follow-links``) lets the reads follow symbolic links out of the evidence tree.
 
     Anything unexpected is reported as an internal error (exit 3) without a traceback, unless
     ``KAFKATOOL_DEBUG`` is set.
@@ -83,6 +89,10 @@ def run_guarded(body: Callable[[], int]) -> None:
         Diagnostics().error(message)
 
     steady_heap()
+    if follow_links:
+        from kafkatool.reading.context import set_follow_links
+
+        set_follow_links(True)
     try:
         code = body()
     except KafkatoolError as err:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import FollowLinks, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, kind_of
 from kafkatool.schema.filenames import (
@@ -422,6 +422,7 @@ def command(
         help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, or 4.1 to "
              "4.4 (which print alike); a patch version such as 3.9.2 is accepted.")] = "4.4",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage."""
 
@@ -464,4 +465,4 @@ def command(
                        wide=wide)
         return run(paths, fmt, opts, quiet=quiet)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kafkatool.analysis.metadata import broker_cross_check, load, local_partitions
-from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.reading.metadata_log import find_metadata_partition, read_metadata_files
@@ -47,6 +47,7 @@ def command(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")]
     = OutputFormat.table,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Load a KRaft metadata log as Kafka does and print the cluster's metadata image."""
 
@@ -72,5 +73,5 @@ def command(
         render_metadata(doc, fmt.value)
         return int(ExitCode.DEFECTS if failing else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)
 

@@ -13,7 +13,7 @@ from kafkatool.analysis.replay import (
     replay_document,
     replay_partition_dir,
 )
-from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
@@ -68,6 +68,7 @@ def command(
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress spinner on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Replay a partition's idempotent and transactional producer state from its log."""
 
@@ -108,4 +109,4 @@ def command(
         serious = doc["anomaly_counts"]["error"] + doc["anomaly_counts"]["warning"]
         return int(ExitCode.DEFECTS if serious else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

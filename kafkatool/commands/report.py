@@ -14,7 +14,7 @@ import typer
 
 from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, check_kafka_version
 from kafkatool.analysis.report import build_report
-from kafkatool.commands.common import parse_broker_ids, run_guarded
+from kafkatool.commands.common import FollowLinks, parse_broker_ids, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.render.html_report import render_html
@@ -50,6 +50,7 @@ def command(
              "batches tell (as replay-producers --kafka-version). Default: infer.")] = None,
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="The report's title.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Write a self-contained HTML incident report: verdict, segment maps, epochs, producers, replicas, findings."""
 
@@ -73,4 +74,4 @@ def command(
                               verdict["level"])
         return int(ExitCode.CLEAN if verdict["level"] == "healthy" else ExitCode.DEFECTS)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from kafkatool.analysis.findings import at_or_above
-from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
+from kafkatool.commands.common import FailOn, FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
@@ -145,6 +145,7 @@ def command(
     = FailOn.error,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", "--no-progress",
                                         help="No progress bar on stderr (--no-progress: the old name).")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Scan a fleet's log dirs into Parquet tables: batches, partitions, producers, findings."""
 
@@ -153,4 +154,4 @@ def command(
         return run(paths, out, engine=engine, master=master, jobs=n_jobs, chunk_mib=chunk_mib, force=force,
                    fmt=fmt, fail_on=fail_on, show_progress=not quiet and sys.stderr.isatty())
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

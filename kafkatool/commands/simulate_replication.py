@@ -11,7 +11,7 @@ import typer
 
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.replication import replication_document
-from kafkatool.commands.common import parse_broker_ids, report_not_read, run_guarded
+from kafkatool.commands.common import FollowLinks, parse_broker_ids, report_not_read, run_guarded
 from kafkatool.engine.replication import ScenarioError, run
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
@@ -79,6 +79,7 @@ def command(
         "--plot", metavar="FILE.svg|png", help="Scenario mode: draw LEO and HW per replica over the events "
                                                "(needs the plot extra: matplotlib).")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --plot: replace an existing FILE.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Step one partition's leader and followers through a scenario, or compare real replicas' log dirs:
     HW, ISR, divergence, truncation, losses."""
@@ -107,4 +108,4 @@ def command(
         bad = doc["differences"] or doc["violations"] or doc["final"]["acknowledged_lost"]
         return int(ExitCode.DEFECTS if bad else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -11,7 +11,7 @@ import typer
 
 from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.restart import partitions_there, recovered_tree, restart_document
-from kafkatool.commands.common import report_not_read, run_guarded
+from kafkatool.commands.common import FollowLinks, report_not_read, run_guarded
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.files import not_read
@@ -66,6 +66,7 @@ def command(
     force: Annotated[bool, typer.Option("--force", help="With --apply-to: replace a non-empty OUT_DIR whole.")]
     = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
 
@@ -105,4 +106,4 @@ def command(
                     for p in doc["partitions"])
         return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)
