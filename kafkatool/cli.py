@@ -60,7 +60,8 @@ def root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
     max_decompressed_bytes: Annotated[int, typer.Option(
-        "--max-decompressed-bytes", metavar="N", min=1, envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
+        "--max-decompressed-bytes", metavar="N", min=1, max=(1 << 63) - 1,
+        envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
         help="Refuse to inflate any compressed batch or wrapper beyond N bytes (a decompression-bomb "
         "defect instead), for every subcommand.")] = DEFAULT_MAX_OUTPUT,
 ) -> None:

@@ -30,6 +30,12 @@ class FailOn(StrEnum):
 
 T = TypeVar("T")
 
+#: The ranges of Kafka's numeric types: offsets and epoch-millisecond times are int64 (and never negative on the
+#: command line), epochs, broker ids, partitions and byte settings int32. Every numeric option is held to its
+#: type's range, so an out-of-range value is a usage error naming the option, not an overflow deeper in.
+INT64_MAX = (1 << 63) - 1
+INT32_MAX = (1 << 31) - 1
+
 #: ``--follow-links``, on every subcommand that reads inputs (``run_guarded`` applies it).
 FollowLinks = Annotated[bool, typer.Option(
     "--follow-links", help="Read symbolic links that lead out of the given tree (by default each is named as a "
@@ -39,9 +45,25 @@ FollowLinks = Annotated[bool, typer.Option(
 def parse_broker_ids(value: str | None) -> list[int] | None:
     """``--isr``'s comma-separated broker ids (``None`` when not given or empty)."""
     try:
-        return [int(x) for x in value.split(",")] if value else None
+        ids = [int(x) for x in value.split(",")] if value else None
     except ValueError:
         raise UsageError(f"--isr expects comma-separated broker ids, not {value!r}") from None
+    if ids is not None and any(not 0 <= i <= INT32_MAX for i in ids):
+        raise UsageError(f"--isr: broker ids are 0 to {INT32_MAX}, not {value!r}")
+    return ids
+
+
+def offset_value(option: str, text: str) -> int:
+    """An offset given in ``option``'s text: an integer from 0 to int64's maximum, else a usage error naming the
+    option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{option} expects an offset (an integer), not {text!r}") from None
+    if not 0 <= value <= INT64_MAX:
+        raise UsageError(f"{option}: {value} is out of range (offsets are 0 to {INT64_MAX})")
+    return value
+
 
 
 #: glibc's ``mallopt`` parameter for the heap's top padding, and the padding asked for.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kafkatool.commands.common import FollowLinks, run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, kind_of
 from kafkatool.schema.filenames import (
@@ -109,12 +109,16 @@ def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
     try:
         if ":" not in text:
             one = int(text)
-            return one, one
-        lo, hi = text.split(":", 1)
-        start = int(lo) if lo.strip() else None
-        end = int(hi) if hi.strip() else None
+            start = end = one
+        else:
+            lo, hi = text.split(":", 1)
+            start = int(lo) if lo.strip() else None
+            end = int(hi) if hi.strip() else None
     except ValueError:
         raise UsageError(f"--offsets expects START:END with integers, got {text!r}") from None
+    for value in (start, end):
+        if value is not None and not 0 <= value <= INT64_MAX:
+            raise UsageError(f"--offsets {text}: {value} is out of range (offsets are 0 to {INT64_MAX})")
     if start is not None and end is not None and end < start:
         raise UsageError(f"--offsets: END {end} is below START {start}")
     return start, end
@@ -388,7 +392,7 @@ def command(
     offsets: Annotated[str | None, typer.Option("--offsets", metavar="START:END",
                                                 help="Only batches holding offsets in this inclusive range.")]
     = None,
-    max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, metavar="N",
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, max=INT64_MAX, metavar="N",
                                                   help="Read only the first N bytes of each .log file.")] = None,
     verify: Annotated[bool, typer.Option("--verify", help="Check CRCs, offset order, record counts, indexes "
                                                           "against the log, snapshot CRCs.")] = False,
@@ -408,7 +412,8 @@ def command(
         "--index-sanity-check", help="With --format kafka: run the broker's start-up index sanity check "
                                      "(DumpLogSegments' option).")] = False,
     max_message_size: Annotated[int, typer.Option(
-        "--max-message-size", min=1, metavar="N", help="With --format kafka: slice size when checking an index entry.")]
+        "--max-message-size", min=1, max=INT32_MAX, metavar="N",
+        help="With --format kafka: slice size when checking an index entry.")]
     = 5 * 1024 * 1024,
     skip_record_metadata: Annotated[bool, typer.Option(
         "--skip-record-metadata", help="With --format kafka: print only keys and payloads of records.")] = False,

@@ -11,7 +11,7 @@ import typer
 
 from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.restart import partitions_there, recovered_tree, restart_document
-from kafkatool.commands.common import FollowLinks, report_not_read, run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, report_not_read, run_guarded
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.files import not_read
@@ -46,16 +46,16 @@ def command(
                                            show_default=False)],
     partition: Annotated[str | None, typer.Option("--partition", "-p", metavar="TOPIC-N",
                                                   help="Only this partition.")] = None,
-    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+    now: Annotated[int | None, typer.Option("--now", min=0, max=INT64_MAX, metavar="MS",
                                             help="The broker's clock at start-up, for producer expiration "
                                                  "(default: the current time).")] = None,
     assume: Annotated[AssumeShutdown | None, typer.Option(
         "--assume", help="Treat the last shutdown as clean or unclean, whatever the marker says.")] = None,
     recovery_point: Annotated[int | None, typer.Option(
-        "--recovery-point", metavar="OFFSET", min=0,
+        "--recovery-point", metavar="OFFSET", min=0, max=INT64_MAX,
         help="Use this recovery point instead of the recovery-point-offset-checkpoint entry.")] = None,
     index_interval_bytes: Annotated[int | None, typer.Option(
-        "--index-interval-bytes", metavar="BYTES", min=1,
+        "--index-interval-bytes", metavar="BYTES", min=1, max=INT32_MAX,
         help="The topic's index.interval.bytes (default: inferred from the offset indexes, else 4096).")] = None,
     fmt: Annotated[RestartFormat, typer.Option(
         "--format", "-f", help="table, json or jsonl (text: the old name of table).")] = RestartFormat.table,
