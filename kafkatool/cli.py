@@ -60,18 +60,20 @@ def root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
     max_decompressed_bytes: Annotated[int, typer.Option(
-        "--max-decompressed-bytes", metavar="N", min=1, envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
+        "--max-decompressed-bytes", metavar="N", min=1, max=(1 << 63) - 1,
+        envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
         help="Refuse to inflate any compressed batch or wrapper beyond N bytes (a decompression-bomb "
         "defect instead), for every subcommand.")] = DEFAULT_MAX_OUTPUT,
 ) -> None:
     """Forensic toolkit for Apache Kafka broker data directories."""
     # The run's read limits, current until the command ends (reading functions resolve them when a command
     # passes none; the scan's plan carries them to its workers). Imported here: ``--help`` never runs this.
-    from kafkatool.reading.context import reset_limits, set_limits
+    from kafkatool.reading.context import reset_limits, reset_roots, set_limits, set_roots
     from kafkatool.schema.codecs import ReadLimits
 
     token = set_limits(ReadLimits(max_decompressed_bytes))
-    ctx.call_on_close(lambda: reset_limits(token))
+    roots = set_roots(())  # the evidence trees: each path the command reads registers its own
+    ctx.call_on_close(lambda: (reset_roots(roots), reset_limits(token)))
 
 
 class _LazyRoot(typer.core.TyperGroup):

@@ -101,6 +101,7 @@ def test_filesystem_trouble_is_one_line_and_exit_3(command: str, case: str, tmp_
 @pytest.fixture(autouse=True)
 def _input_dir(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()  # outputs' parent: a missing one is refused (exit 2) before any input is read
 
 
 def _damaged_permissions(tmp_path: Path) -> Path:

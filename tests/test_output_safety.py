@@ -137,7 +137,7 @@ def test_write_atomic_leaves_no_temporary_file_on_failure(tmp_path: Path, monkey
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "fsync", boom)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(UsageError, match=r"cannot write .*disk full"):  # named, exit 2: never an internal error
         write_atomic(target, b"new")
     assert target.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 

@@ -20,6 +20,7 @@ from kafkatool.engine.groups import (
 )
 from kafkatool.engine.replay import replay
 from kafkatool.errors import UsageError
+from kafkatool.reading.files import not_read
 from kafkatool.reading.partitions import LocatedPartition, read_partitions
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.share_group_state import SHARE_GROUP_STATE_TOPIC
@@ -75,6 +76,7 @@ def groups_document(paths: list[str], *, group: str | None = None) -> dict[str, 
     defects += segment_defect_rows(p.data for p in parts if p.topic in (OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC)
                                    or (p.topic, p.partition) in ends)
     defects += stops
+    defects += [defect_row(d) for d in not_read(parts=(p.data for p in parts))]
     return {
         "log_dirs": paths, "coordinator_partitions": [p.directory for p in offset_parts],
         "offsets_records": state.records, "groups": groups, "offsets": offsets,

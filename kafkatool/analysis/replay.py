@@ -14,6 +14,7 @@ from kafkatool.engine.replay import ReplayError, ReplayResult, replay
 from kafkatool.engine.swaps import log_after_swaps
 from kafkatool.errors import KafkatoolError, UsageError
 from kafkatool.model import PartitionData
+from kafkatool.reading.files import not_read
 from kafkatool.reading.logdir import partition_with_high_watermark
 from kafkatool.reading.metadata_log import find_metadata_partition, read_metadata_files
 from kafkatool.reading.restart_inputs import read_swap_segments
@@ -61,6 +62,8 @@ def replay_partition_dir(path: Path, *, from_snapshot: str | int | None, until: 
                         cluster=cluster, kafka_version=kafka_version)
     except ReplayError as err:
         raise UsageError(str(err)) from None
+    for d in reversed(not_read(parts=[part])):  # named first: what the replay could not read
+        result.anomalies.insert(0, Anomaly(d.code, -1, None, -1, f"{d.file}: {d.reason}", d.severity))
     if swap is not None:
         replaced = ", ".join(str(b) for b in swap.replaced) or "none"
         result.anomalies.insert(0, Anomaly(

@@ -15,12 +15,18 @@ from kafkatool.engine.divergence import Batch, Election, Pair, Replica, analyse_
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import UnreadableInputError, UsageError
 from kafkatool.model import PartitionData, RecordBatch
+from kafkatool.reading.files import not_read
 from kafkatool.reading.restart_inputs import read_restart_inputs
 
 
-def load_replica(broker: int, log_dir: Path, partition: str, now: int) -> Replica:
-    """A replica as its broker would hold it after restart (``simulate-restart``'s model)."""
+def load_replica(broker: int, log_dir: Path, partition: str, now: int,
+                 refused: list[dict[str, Any]] | None = None) -> Replica:
+    """A replica as its broker would hold it after restart (``simulate-restart``'s model); the entries of its log
+    dir named and not read (a link out of the tree, a FIFO...) are added to ``refused``."""
     inputs = read_restart_inputs(log_dir)
+    if refused is not None:
+        refused += [{"broker": broker, "code": d.code, "severity": d.severity, "file": d.file, "reason": d.reason}
+                    for d in not_read([inputs.log_dir], inputs.log_dir.partitions)]
     result = simulate_restart(inputs.log_dir, inputs.swaps, RestartOptions(now=now), partition,
                               inputs.tiered.remote, topic_remote_storage(log_dir))
     loaded = [p for p in result.partitions if p.directory == partition]
@@ -87,7 +93,8 @@ def analyse(replicas: dict[int, Path], *, partition: str, leader: int, isr: list
     unknown = [b for b in isr if b not in replicas]
     if unknown:
         raise UsageError(f"--isr {','.join(map(str, unknown))}: not one of the --replica brokers {sorted(replicas)}")
-    loaded = {b: load_replica(b, d, partition, now) for b, d in sorted(replicas.items())}
+    refused: list[dict[str, Any]] = []
+    loaded = {b: load_replica(b, d, partition, now, refused) for b, d in sorted(replicas.items())}
     current = loaded[leader]
     next_epoch = (leader_epoch if leader_epoch is not None else max((e for e, _ in current.epochs), default=0)) + 1
     pairs = [analyse_pair(loaded[a], loaded[b], is_current_leader=a == leader, next_epoch=next_epoch)
@@ -99,4 +106,5 @@ def analyse(replicas: dict[int, Path], *, partition: str, leader: int, isr: list
                       "leader_epochs": [list(e) for e in r.epochs]} for r in loaded.values()],
         "pairs": [_pair(p) for p in pairs],
         "elections": [_election(e) for e in elections],
+        "not_read": refused,
     }

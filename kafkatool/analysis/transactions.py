@@ -16,6 +16,7 @@ from kafkatool.engine.transactions import (
     replay_transaction_log,
     transaction_rows,
 )
+from kafkatool.reading.files import not_read
 from kafkatool.reading.partitions import read_partitions
 from kafkatool.schema.filenames import CLUSTER_METADATA_TOPIC
 from kafkatool.schema.topic_records import decoder_named
@@ -47,6 +48,7 @@ def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int,
     defects += [record_problem_row(f"{p['partition']}", p) for p in log.problems]
     defects += segment_defect_rows(p.data for p in parts)
     defects += [row for r in replays for row in replay_stop_rows(r.result, r.directory)]
+    defects += [defect_row(d) for d in not_read(parts=(p.data for p in parts))]
     return {
         "log_dirs": paths, "now": clock, "transaction_timeout_ms": timeout_ms,
         "coordinator_partitions": [p.directory for p in log_parts], "transaction_log_records": log.records,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kafkatool.analysis.findings import at_or_above, check_document, compare, load_expectation
-from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
+from kafkatool.commands.common import FailOn, FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError
 from kafkatool.model import LogDirData
 from kafkatool.reading.logdir import read_log_dir, segment_bytes
@@ -49,6 +49,7 @@ def command(
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Cross-check every file of a broker's log dirs and say what Kafka will do with what is wrong."""
 
@@ -58,4 +59,4 @@ def command(
                 raise UnreadableInputError(d, "no such file or directory")
         return run(dirs, fail_on=fail_on, expect=expect, fmt=fmt, show_info=show_info, quiet=quiet)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

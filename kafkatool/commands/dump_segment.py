@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, kind_of
 from kafkatool.schema.filenames import (
@@ -109,12 +109,16 @@ def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
     try:
         if ":" not in text:
             one = int(text)
-            return one, one
-        lo, hi = text.split(":", 1)
-        start = int(lo) if lo.strip() else None
-        end = int(hi) if hi.strip() else None
+            start = end = one
+        else:
+            lo, hi = text.split(":", 1)
+            start = int(lo) if lo.strip() else None
+            end = int(hi) if hi.strip() else None
     except ValueError:
         raise UsageError(f"--offsets expects START:END with integers, got {text!r}") from None
+    for value in (start, end):
+        if value is not None and not 0 <= value <= INT64_MAX:
+            raise UsageError(f"--offsets {text}: {value} is out of range (offsets are 0 to {INT64_MAX})")
     if start is not None and end is not None and end < start:
         raise UsageError(f"--offsets: END {end} is below START {start}")
     return start, end
@@ -321,15 +325,20 @@ def _bar_wanted(files: list[Path], opts: Options, quiet: bool) -> tuple[int, boo
 
 def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int:
     """The command body: expand paths, dump each file, pick the exit code (``quiet``: no progress bar)."""
+    from kafkatool.engine import rows
     from kafkatool.model import Defect
-    from kafkatool.reading.inventory import expand
+    from kafkatool.reading.inventory import expand_with_refusals, refused_defects
     from kafkatool.render.output import Diagnostics, make_output
     from kafkatool.render.scan_report import byte_progress
 
     diag = Diagnostics()
-    files = expand(paths)
+    files, refused = expand_with_refusals(paths)
     out = make_output(fmt.value, wide=opts.wide)
-    all_defects: list[Defect] = []
+    all_defects: list[Defect] = refused_defects(refused, str)
+    for d in all_defects:  # named, never read: a link out of the evidence tree, a FIFO, a device
+        out.begin_file(d.file, "not-read", {"reason": d.reason})
+        out.row(rows.defect_row(d))
+        out.end_file({"entries": 0, "defects": 1})
     unknown: list[str] = []
     unreadable = 0
     dumped = 0
@@ -352,7 +361,7 @@ def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int
     out.finish({"files": dumped, "skipped": len(unknown), "defects": len(serious)})
     if dumped == 0 and unreadable:
         return int(ExitCode.UNREADABLE)  # each unreadable file's error is already said, one line each
-    if dumped == 0:
+    if dumped == 0 and not refused:
         raise UnreadableInputError(", ".join(unknown or paths), "not a Kafka file (its name is no Kafka file kind; "
                                    "--kind KIND reads a file as a kind whatever its name)")
     for name in unknown:
@@ -383,7 +392,7 @@ def command(
     offsets: Annotated[str | None, typer.Option("--offsets", metavar="START:END",
                                                 help="Only batches holding offsets in this inclusive range.")]
     = None,
-    max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, metavar="N",
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, max=INT64_MAX, metavar="N",
                                                   help="Read only the first N bytes of each .log file.")] = None,
     verify: Annotated[bool, typer.Option("--verify", help="Check CRCs, offset order, record counts, indexes "
                                                           "against the log, snapshot CRCs.")] = False,
@@ -403,7 +412,8 @@ def command(
         "--index-sanity-check", help="With --format kafka: run the broker's start-up index sanity check "
                                      "(DumpLogSegments' option).")] = False,
     max_message_size: Annotated[int, typer.Option(
-        "--max-message-size", min=1, metavar="N", help="With --format kafka: slice size when checking an index entry.")]
+        "--max-message-size", min=1, max=INT32_MAX, metavar="N",
+        help="With --format kafka: slice size when checking an index entry.")]
     = 5 * 1024 * 1024,
     skip_record_metadata: Annotated[bool, typer.Option(
         "--skip-record-metadata", help="With --format kafka: print only keys and payloads of records.")] = False,
@@ -417,6 +427,7 @@ def command(
         help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, or 4.1 to "
              "4.4 (which print alike); a patch version such as 3.9.2 is accepted.")] = "4.4",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Decode Kafka log segments, indexes, snapshots and checkpoint files, and report damage."""
 
@@ -459,4 +470,4 @@ def command(
                        wide=wide)
         return run(paths, fmt, opts, quiet=quiet)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kafkatool.analysis.groups import groups_document
-from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode
 from kafkatool.render.groups_report import render_groups
 
@@ -19,6 +19,7 @@ def command(
                                                  metavar="LOG_DIR...", show_default=False)],
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this group.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
+    follow_links: FollowLinks = False,
 ) -> None:
     """List groups (classic, consumer, share, streams): members, assignments, offsets and lag, share state."""
 
@@ -27,4 +28,4 @@ def command(
         render_groups(doc, fmt.value)
         return int(ExitCode.DEFECTS if doc["problems"] or doc["defects"] else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kafkatool.analysis.metadata import broker_cross_check, load, local_partitions
-from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.commands.common import INT32_MAX, FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.reading.metadata_log import find_metadata_partition, read_metadata_files
@@ -28,6 +28,8 @@ def parse_partition(value: str) -> tuple[str, int]:
     topic, _, number = value.rpartition("-")
     if not topic or not number.isdigit():
         raise UsageError(f"--history takes TOPIC-N (e.g. orders-0), not {value!r}")
+    if int(number) > INT32_MAX:
+        raise UsageError(f"--history {value}: partition numbers are 0 to {INT32_MAX}")
     return topic, int(number)
 
 
@@ -42,11 +44,13 @@ def command(
         help="Compare this broker log dir's partitions with the image (topic ids, replicas, strays); repeatable.")]
     = None,
     broker_id: Annotated[int | None, typer.Option(
-        "--broker-id", metavar="ID", help="With --check-broker: the broker's id (default: meta.properties node.id).")]
+        "--broker-id", min=0, max=INT32_MAX, metavar="ID",
+        help="With --check-broker: the broker's id (default: meta.properties node.id).")]
     = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")]
     = OutputFormat.table,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Load a KRaft metadata log as Kafka does and print the cluster's metadata image."""
 
@@ -72,5 +76,5 @@ def command(
         render_metadata(doc, fmt.value)
         return int(ExitCode.DEFECTS if failing else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)
 

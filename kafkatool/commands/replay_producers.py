@@ -13,7 +13,7 @@ from kafkatool.analysis.replay import (
     replay_document,
     replay_partition_dir,
 )
-from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, OutputFormat, offset_value, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
@@ -28,10 +28,9 @@ def parse_from(value: str | None) -> str | int | None:
     """``latest``, an offset, or nothing (replay from the log start)."""
     if value is None or value == "latest":
         return value
-    try:
-        return int(value)
-    except ValueError:
-        raise UsageError(f"--from-snapshot takes 'latest' or an offset, not {value!r}") from None
+    if not value.lstrip("-").isdigit():
+        raise UsageError(f"--from-snapshot takes 'latest' or an offset, not {value!r}")
+    return offset_value("--from-snapshot", value)
 
 
 def command(
@@ -40,22 +39,22 @@ def command(
     from_snapshot: Annotated[str | None, typer.Option(
         "--from-snapshot", metavar="latest|OFFSET",
         help="Start from a snapshot file, as Kafka does on restart, instead of the log start.")] = None,
-    until: Annotated[int | None, typer.Option("--until", metavar="OFFSET",
+    until: Annotated[int | None, typer.Option("--until", min=0, max=INT64_MAX, metavar="OFFSET",
                                               help="Stop before the first batch at or after OFFSET.")] = None,
     read_past_damage: Annotated[bool, typer.Option(
         "--read-past-damage",
         help="Replay on past a batch that fails its CRC or follows unreadable bytes (Kafka's recovery "
              "truncates there; by default the replay stops there too).")] = False,
     transaction_timeout_ms: Annotated[int, typer.Option(
-        "--transaction-timeout-ms", metavar="MS", min=1,
+        "--transaction-timeout-ms", metavar="MS", min=1, max=INT32_MAX,
         help="An open transaction older than this is reported as hanging.")] = DEFAULT_TXN_TIMEOUT_MS,
-    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+    now: Annotated[int | None, typer.Option("--now", min=0, max=INT64_MAX, metavar="MS",
                                             help="The clock for hanging transactions (default: the partition's "
                                                  "last timestamp).")] = None,
     write_snapshot: Annotated[str | None, typer.Option(
         "--write-snapshot", metavar="OUT_FILE",
         help="Write the producer snapshot Kafka would write at the end of the replay (or --at).")] = None,
-    at: Annotated[int | None, typer.Option("--at", metavar="OFFSET",
+    at: Annotated[int | None, typer.Option("--at", min=0, max=INT64_MAX, metavar="OFFSET",
                                            help="With --write-snapshot: the snapshot's offset.")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --write-snapshot: replace an existing OUT_FILE.")]
     = False,
@@ -68,6 +67,7 @@ def command(
     show_info: Annotated[bool, typer.Option("--show-info", help="List informational notes in the table too.")]
     = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress spinner on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Replay a partition's idempotent and transactional producer state from its log."""
 
@@ -108,4 +108,4 @@ def command(
         serious = doc["anomaly_counts"]["error"] + doc["anomaly_counts"]["warning"]
         return int(ExitCode.DEFECTS if serious else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -14,7 +14,7 @@ import typer
 
 from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, check_kafka_version
 from kafkatool.analysis.report import build_report
-from kafkatool.commands.common import parse_broker_ids, run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, parse_broker_ids, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.render.html_report import render_html
@@ -29,20 +29,21 @@ def command(
     out: Annotated[str, typer.Option("--out", "-o", metavar="REPORT.html",
                                      help="The HTML file to write (never inside an input).")],
     force: Annotated[bool, typer.Option("--force", help="Replace REPORT.html if it exists.")] = False,
-    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+    now: Annotated[int | None, typer.Option("--now", min=0, max=INT64_MAX, metavar="MS",
                                             help="The clock for the restart and for hanging transactions "
                                                  "(default: as simulate-restart and replay-producers).")] = None,
     transaction_timeout_ms: Annotated[int, typer.Option(
-        "--transaction-timeout-ms", metavar="MS", min=1,
+        "--transaction-timeout-ms", metavar="MS", min=1, max=INT32_MAX,
         help="An open transaction older than this is reported as hanging.")] = DEFAULT_TXN_TIMEOUT_MS,
     leader: Annotated[int | None, typer.Option(
-        "--leader", metavar="BROKER_ID",
+        "--leader", min=0, max=INT32_MAX, metavar="BROKER_ID",
         help="Replica sets: the current leader (default: the broker with the newest leader epoch).")] = None,
     isr: Annotated[str | None, typer.Option("--isr", metavar="IDS",
                                             help="Replica sets: the last known ISR, comma-separated "
                                                  "(default: every broker given).")] = None,
     leader_epoch: Annotated[int | None, typer.Option(
-        "--leader-epoch", metavar="N", help="Replica sets: the current leader epoch (default: the leader's latest).")]
+        "--leader-epoch", min=0, max=INT32_MAX, metavar="N",
+        help="Replica sets: the current leader epoch (default: the leader's latest).")]
     = None,
     kafka_version: Annotated[str | None, typer.Option(
         "--kafka-version", metavar="VERSION",
@@ -50,6 +51,7 @@ def command(
              "batches tell (as replay-producers --kafka-version). Default: infer.")] = None,
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="The report's title.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Write a self-contained HTML incident report: verdict, segment maps, epochs, producers, replicas, findings."""
 
@@ -73,4 +75,4 @@ def command(
                               verdict["level"])
         return int(ExitCode.CLEAN if verdict["level"] == "healthy" else ExitCode.DEFECTS)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

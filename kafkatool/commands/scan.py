@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from kafkatool.analysis.findings import at_or_above
-from kafkatool.commands.common import FailOn, OutputFormat, run_guarded
+from kafkatool.commands.common import INT32_MAX, FailOn, FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
@@ -134,10 +134,11 @@ def command(
                                            "Apache Spark through PySpark.")] = Engine.local,
     master: Annotated[str, typer.Option("--master", metavar="URL", help="Spark master URL for --engine spark.")]
     = "local[*]",
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, metavar="N", help="Worker processes for the local "
-                                      "engine (0: one per CPU).")] = 0,
-    chunk_mib: Annotated[int, typer.Option("--chunk-mib", min=1, metavar="MIB", help="Cut segments larger than "
-                                           "this into byte ranges scanned in parallel.")] = 64,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, max=1024, metavar="N",
+                                      help="Worker processes for the local engine (0: one per CPU).")] = 0,
+    chunk_mib: Annotated[int, typer.Option("--chunk-mib", min=1, max=INT32_MAX, metavar="MIB",
+                                           help="Cut segments larger than this into byte ranges scanned in "
+                                                "parallel.")] = 64,
     force: Annotated[bool, typer.Option("--force", help="Replace DIR if it already exists.")] = False,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format: table, json or jsonl.")]
     = OutputFormat.table,
@@ -145,6 +146,7 @@ def command(
     = FailOn.error,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", "--no-progress",
                                         help="No progress bar on stderr (--no-progress: the old name).")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Scan a fleet's log dirs into Parquet tables: batches, partitions, producers, findings."""
 
@@ -153,4 +155,4 @@ def command(
         return run(paths, out, engine=engine, master=master, jobs=n_jobs, chunk_mib=chunk_mib, force=force,
                    fmt=fmt, fail_on=fail_on, show_progress=not quiet and sys.stderr.isatty())
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

@@ -11,7 +11,7 @@ import typer
 
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.replication import replication_document
-from kafkatool.commands.common import parse_broker_ids, run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, parse_broker_ids, report_not_read, run_guarded
 from kafkatool.engine.replication import ScenarioError, run
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
@@ -34,6 +34,8 @@ def parse_replicas(specs: list[str]) -> dict[int, Path]:
         broker, sep, path = spec.partition("=")
         if not sep or not broker.strip().isdigit() or not path:
             raise UsageError(f"--replica expects BROKER_ID=LOG_DIR, not {spec!r}")
+        if int(broker) > INT32_MAX:
+            raise UsageError(f"--replica {spec}: broker ids are 0 to {INT32_MAX}")
         out[int(broker)] = Path(path)
     if len(out) < 2:
         raise UsageError("give at least two --replica BROKER_ID=LOG_DIR")
@@ -50,8 +52,9 @@ def real_data(replica: list[str], partition: str | None, leader: int | None, isr
     doc = analyse(replicas, partition=partition, leader=leader, isr=members or sorted(replicas),
                   leader_epoch=leader_epoch, now=now if now is not None else int(time.time() * 1000))
     render_replica_set(doc, fmt.value)
+    refused = report_not_read(doc["not_read"])
     lossy = any(e["lost_acknowledged_batches"] for e in doc["elections"] if e["clean"])
-    return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
+    return int(ExitCode.DEFECTS if lossy or refused else ExitCode.CLEAN)
 
 
 def command(
@@ -65,19 +68,21 @@ def command(
         help="Real data: a broker's log dir holding a replica (repeat for each broker).")] = None,
     partition: Annotated[str | None, typer.Option("--partition", metavar="TOPIC-N",
                                                   help="Real data: the partition directory to compare.")] = None,
-    leader: Annotated[int | None, typer.Option("--leader", metavar="BROKER_ID",
+    leader: Annotated[int | None, typer.Option("--leader", min=0, max=INT32_MAX, metavar="BROKER_ID",
                                                help="Real data: the current leader.")] = None,
     isr: Annotated[str | None, typer.Option("--isr", metavar="IDS",
                                             help="Real data: the last known ISR, comma-separated.")] = None,
     leader_epoch: Annotated[int | None, typer.Option(
-        "--leader-epoch", metavar="N", help="Real data: the current leader epoch (default: the leader's latest).")]
+        "--leader-epoch", min=0, max=INT32_MAX, metavar="N",
+        help="Real data: the current leader epoch (default: the leader's latest).")]
     = None,
-    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+    now: Annotated[int | None, typer.Option("--now", min=0, max=INT64_MAX, metavar="MS",
                                             help="Real data: the clock for loading the replicas.")] = None,
     plot: Annotated[str | None, typer.Option(
         "--plot", metavar="FILE.svg|png", help="Scenario mode: draw LEO and HW per replica over the events "
                                                "(needs the plot extra: matplotlib).")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --plot: replace an existing FILE.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Step one partition's leader and followers through a scenario, or compare real replicas' log dirs:
     HW, ISR, divergence, truncation, losses."""
@@ -106,4 +111,4 @@ def command(
         bad = doc["differences"] or doc["violations"] or doc["final"]["acknowledged_lost"]
         return int(ExitCode.DEFECTS if bad else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

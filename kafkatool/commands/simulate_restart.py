@@ -11,9 +11,10 @@ import typer
 
 from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.restart import partitions_there, recovered_tree, restart_document
-from kafkatool.commands.common import run_guarded
+from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, report_not_read, run_guarded
 from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.files import not_read
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
@@ -45,16 +46,16 @@ def command(
                                            show_default=False)],
     partition: Annotated[str | None, typer.Option("--partition", "-p", metavar="TOPIC-N",
                                                   help="Only this partition.")] = None,
-    now: Annotated[int | None, typer.Option("--now", metavar="MS",
+    now: Annotated[int | None, typer.Option("--now", min=0, max=INT64_MAX, metavar="MS",
                                             help="The broker's clock at start-up, for producer expiration "
                                                  "(default: the current time).")] = None,
     assume: Annotated[AssumeShutdown | None, typer.Option(
         "--assume", help="Treat the last shutdown as clean or unclean, whatever the marker says.")] = None,
     recovery_point: Annotated[int | None, typer.Option(
-        "--recovery-point", metavar="OFFSET", min=0,
+        "--recovery-point", metavar="OFFSET", min=0, max=INT64_MAX,
         help="Use this recovery point instead of the recovery-point-offset-checkpoint entry.")] = None,
     index_interval_bytes: Annotated[int | None, typer.Option(
-        "--index-interval-bytes", metavar="BYTES", min=1,
+        "--index-interval-bytes", metavar="BYTES", min=1, max=INT32_MAX,
         help="The topic's index.interval.bytes (default: inferred from the offset indexes, else 4096).")] = None,
     fmt: Annotated[RestartFormat, typer.Option(
         "--format", "-f", help="table, json or jsonl (text: the old name of table).")] = RestartFormat.table,
@@ -65,6 +66,7 @@ def command(
     force: Annotated[bool, typer.Option("--force", help="With --apply-to: replace a non-empty OUT_DIR whole.")]
     = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
 
@@ -95,11 +97,13 @@ def command(
                 Diagnostics().warning(f"removed {stale}: the staging directory of an earlier --apply-to run that "
                                       "was interrupted")
         doc = restart_document(result)
+        doc["not_read"] = [{"code": d.code, "severity": d.severity, "file": d.file, "reason": d.reason}
+                           for d in not_read([inputs.log_dir], inputs.log_dir.partitions)]
         render_restart(doc, fmt.value)
-        if any(p["outcome"] == "failed" for p in doc["partitions"]):
+        if report_not_read(doc["not_read"]) or any(p["outcome"] == "failed" for p in doc["partitions"]):
             return int(ExitCode.DEFECTS)
         lossy = any(p["loss"]["bytes"] or p["loss"]["records"] or p["loss"]["acknowledged"]
                     for p in doc["partitions"])
         return int(ExitCode.DEFECTS if lossy else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

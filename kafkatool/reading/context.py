@@ -49,3 +49,53 @@ def using_limits(limits: ReadLimits) -> Iterator[ReadLimits]:
         yield limits
     finally:
         _LIMITS.reset(token)
+
+
+#: The evidence trees of the run: the paths given on the command line, absolute (not resolved), registered by the
+#: first listing of each (``reading.files.survey``); a symbolic link found below one must resolve inside it.
+_ROOTS: ContextVar[tuple[str, ...]] = ContextVar("kafkatool_evidence_roots", default=())
+
+
+def evidence_root(directory: str) -> str:
+    """The evidence tree ``directory`` (absolute, not resolved) lies in: the outermost registered root holding it,
+    else ``directory`` itself, registered as a new root (listings go top-down, so the first one a tree gets is of
+    the path the user gave)."""
+    for root in sorted(_ROOTS.get(), key=len):
+        if directory == root or directory.startswith(root.rstrip("/") + "/"):
+            return root
+    _ROOTS.set((*_ROOTS.get(), directory))
+    return directory
+
+
+def current_roots() -> tuple[str, ...]:
+    """The evidence trees registered so far (a scan's plan hands them to its workers)."""
+    return _ROOTS.get()
+
+
+@contextmanager
+def using_roots(roots: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """Make ``roots`` the registered evidence trees inside the ``with`` block (a command run, a unit of fleet
+    work, a test): listings outside any of them register their own."""
+    token = _ROOTS.set(roots)
+    try:
+        yield roots
+    finally:
+        _ROOTS.reset(token)
+
+
+def set_follow_links(follow: bool) -> None:
+    """``--follow-links``: read symbolic links out of the evidence tree for the rest of the command."""
+    if follow != _LIMITS.get().follow_links:
+        from dataclasses import replace
+
+        _LIMITS.set(replace(_LIMITS.get(), follow_links=follow))
+
+
+def set_roots(roots: tuple[str, ...]) -> Token[tuple[str, ...]]:
+    """Start a run's evidence trees afresh (the CLI's root callback); undone by :func:`reset_roots`."""
+    return _ROOTS.set(roots)
+
+
+def reset_roots(token: Token[tuple[str, ...]]) -> None:
+    """Restore the evidence trees current before the :func:`set_roots` that returned ``token``."""
+    _ROOTS.reset(token)

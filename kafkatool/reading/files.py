@@ -3,17 +3,33 @@
 This is the only module that opens evidence. Files are opened ``O_RDONLY`` and mapped with
 ``ACCESS_READ`` (Kafka's own DumpLogSegments once opened indexes read-write, KAFKA-5104: we never do).
 Every OS failure becomes an :class:`~kafkatool.errors.UnreadableInputError` naming the path.
+
+The evidence boundary is drawn here, once, for every command: a directory is listed through :func:`survey`, which
+hands back what may be read and, named, what is not (:class:`Refusal`): a symbolic link leading out of the tree
+the user gave (unless ``--follow-links``), a broken link, and any FIFO, socket or device, directly or through a
+link. Those are never opened (opening a FIFO blocks; a device never ends). :func:`mapped` and :func:`read_bytes`
+open regular files only, whatever a caller asks.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from kafkatool.errors import UnreadableInputError
+from kafkatool.model import Defect, LogDirData, PartitionData, Severity
+from kafkatool.reading.context import current_limits, evidence_root
+
+#: The codes of the findings a refused entry becomes.
+LINK_OUT_OF_TREE = "link-out-of-tree"
+BROKEN_LINK = "broken-link"
+SPECIAL_FILE = "special-file"
+REFUSAL_CODES = frozenset({LINK_OUT_OF_TREE, BROKEN_LINK, SPECIAL_FILE})
 
 
 def _reason(err: OSError) -> str:
@@ -27,14 +43,43 @@ def _reason(err: OSError) -> str:
     return err.strerror or str(err)
 
 
+def file_type(mode: int) -> str:
+    """What a non-regular file is, in words (``a FIFO``, ``a character device``...)."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _open_regular(name: str) -> int:
+    """A read-only descriptor on ``name``, which must be a regular file: anything else is refused before it is
+    opened (checked again on the descriptor, opened non-blocking, in case the entry changed in between)."""
+    try:
+        mode = os.stat(name).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnreadableInputError(name, f"{file_type(mode)}, not a regular file: not read")
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnreadableInputError(name, f"{file_type(mode)}, not a regular file: not read")
+    return fd
+
+
 @contextmanager
 def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
     """The whole file as a read-only buffer (an ``mmap``; ``b""`` for an empty file)."""
     name = str(path)
-    try:
-        fd = os.open(name, os.O_RDONLY)
-    except OSError as err:
-        raise UnreadableInputError(name, _reason(err)) from None
+    fd = _open_regular(name)
     try:
         try:
             size = os.fstat(fd).st_size
@@ -76,8 +121,9 @@ def explain_missing(err: UnreadableInputError) -> UnreadableInputError:
 def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     """The file's bytes (at most ``limit``), for small files: indexes, snapshots, checkpoints."""
     name = str(path)
+    fd = _open_regular(name)
     try:
-        with open(name, "rb") as fh:
+        with os.fdopen(fd, "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
     except OSError as err:
         raise UnreadableInputError(name, _reason(err)) from None
@@ -96,9 +142,94 @@ def file_size(path: str | Path) -> int:
         raise UnreadableInputError(str(path), _reason(err)) from None
 
 
-def list_dir(path: str | Path) -> list[Path]:
-    """Entries of a directory, sorted by name."""
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An entry of the evidence tree that is not read, and why: ``code`` is the finding's (:data:`LINK_OUT_OF_TREE`,
+    :data:`BROKEN_LINK`, :data:`SPECIAL_FILE`), ``reason`` names what it is or points to."""
+
+    path: Path
+    code: str
+    reason: str
+
+    def defect(self, label: str, severity: Severity = "error") -> Defect:
+        """The finding naming it as ``label`` (the file as the command's output names files)."""
+        return Defect(self.code, label, None, "file type", self.reason, severity)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def refusal(entry: Path, root: str | None = None) -> Refusal | None:
+    """Why ``entry`` (found in a directory of the evidence tree ``root``) is not read, or ``None`` when it may be:
+    a regular file, a directory, or a symbolic link to one that resolves inside ``root`` (anywhere with
+    ``--follow-links``). FIFOs, sockets and devices are never read, through a link or not."""
+    name = str(entry)
     try:
-        return sorted(Path(path).iterdir(), key=lambda p: p.name)
+        st = os.lstat(name)
+    except OSError:
+        return None  # gone since the listing: reading it says so
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISLNK(st.st_mode):
+        return Refusal(entry, SPECIAL_FILE, f"{file_type(st.st_mode)}, not a regular file: never opened or read")
+    try:
+        target = os.readlink(name)
+    except OSError:
+        target = "?"
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        return Refusal(entry, BROKEN_LINK, f"a broken symbolic link (to {target}, which does not exist): not read")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return Refusal(entry, SPECIAL_FILE, f"a symbolic link to {target}, {file_type(mode)}, not a regular file: "
+                                            "never opened or read (not even with --follow-links)")
+    if root is None or current_limits().follow_links:
+        return None
+    resolved = os.path.realpath(name)
+    if _inside(resolved, os.path.realpath(root)):
+        return None
+    return Refusal(entry, LINK_OUT_OF_TREE, f"a symbolic link to {target}, outside the evidence tree {root}: not "
+                                            "read (--follow-links reads it)")
+
+
+def survey(path: str | Path) -> tuple[list[Path], list[Refusal]]:
+    """A directory's entries, sorted by name, split into those that may be read and those refused (see
+    :func:`refusal`; the tree is the one the directory lies in, see ``reading.context.evidence_root``). Every
+    reader lists directories through here, so a refused entry is never read, and the readers that build findings
+    name each one."""
+    try:
+        entries = sorted(Path(path).iterdir(), key=lambda p: p.name)
     except OSError as err:
         raise UnreadableInputError(str(path), _reason(err)) from None
+    root = evidence_root(os.path.abspath(path))
+    kept: list[Path] = []
+    refused: list[Refusal] = []
+    for entry in entries:
+        why = refusal(entry, root)
+        if why is None:
+            kept.append(entry)
+        else:
+            refused.append(why)
+    return kept, refused
+
+
+def list_dir(path: str | Path) -> list[Path]:
+    """Entries of a directory that may be read, sorted by name (:func:`survey` without the refused ones: for
+    probes and sizes; a reader that reports findings takes :func:`survey`'s refusals too)."""
+    return survey(path)[0]
+
+
+def is_readable_file(path: str | Path) -> bool:
+    """Whether a file named by its place (a parent log dir's checkpoint, ``partition.metadata``) exists and may be
+    read: a regular file, or a link to one inside the tree its directory lies in (:func:`refusal`). What is not is
+    left unread, like a file that is not there."""
+    entry = Path(path)
+    return refusal(entry, evidence_root(os.path.abspath(entry.parent))) is None and entry.is_file()
+
+
+def not_read(log_dirs: Iterable[LogDirData] = (), parts: Iterable[PartitionData] = ()) -> list[Defect]:
+    """The entries of these log dirs and partitions that were named and not read (a link out of the evidence
+    tree, a broken link, a FIFO, a socket, a device: ``reading.files.survey``), for the commands whose output has
+    no other place for a file's defects."""
+    return [d for holder in (*log_dirs, *parts) for d in holder.defects if d.code in REFUSAL_CODES]

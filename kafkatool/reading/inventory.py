@@ -8,11 +8,13 @@ whole log dir. Files within a partition come segment by segment (``.log``, ``.in
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from kafkatool.errors import UnreadableInputError
-from kafkatool.reading.files import list_dir
-from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT, QUORUM_STATE
+from kafkatool.model import Defect
+from kafkatool.reading.files import Refusal, survey
+from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT, QUORUM_STATE, FileKind, classify, parse_partition_dir
 
 SEGMENT_SUFFIX_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3, ".snapshot": 4}
 LOG_DIR_FILES = (
@@ -49,10 +51,21 @@ def is_kafka_name(name: str) -> bool:
     return _offset_of(name) is not None or name in PARTITION_FILES or name in LOG_DIR_FILES or name == QUORUM_STATE
 
 
-def partition_files(directory: Path) -> list[Path]:
-    """The Kafka files of one partition directory, in reading order."""
-    files = [p for p in list_dir(directory) if p.is_file()]
-    return sorted(files, key=_file_key)
+def refused_defects(refused: list[Refusal], label: Callable[[Path], str]) -> list[Defect]:
+    """The findings naming the entries :func:`~kafkatool.reading.files.survey` refused (``label`` names each as
+    the output names files): an error where the name is one Kafka writes (a segment, an index, a checkpoint, a
+    partition directory: data Kafka would read is not there to check), a warning for any other name."""
+    return [r.defect(label(r.path), "error" if is_kafka_name(r.path.name) or classify(r.path.name) is not
+                     FileKind.UNKNOWN or parse_partition_dir(r.path.name) else "warning") for r in refused]
+
+
+def partition_files(directory: Path, refused: list[Refusal] | None = None) -> list[Path]:
+    """The Kafka files of one partition directory, in reading order; the entries not to be read are added to
+    ``refused`` (see :func:`~kafkatool.reading.files.survey`)."""
+    entries, skipped = survey(directory)
+    if refused is not None:
+        refused += skipped
+    return sorted((p for p in entries if p.is_file()), key=_file_key)
 
 
 def looks_like_partition_dir(directory: Path) -> bool:
@@ -65,12 +78,20 @@ def looks_like_partition_dir(directory: Path) -> bool:
 
 
 def expand(paths: list[str]) -> list[Path]:
-    """Every file to read, from files, partition directories and log dirs, in order.
+    """Every file to read, from files, partition directories and log dirs, in order (the entries refused are
+    left out: :func:`expand_with_refusals` names them)."""
+    return expand_with_refusals(paths)[0]
 
-    Raises :class:`UnreadableInputError` for a path that does not exist or a directory holding no
-    Kafka file at all.
+
+def expand_with_refusals(paths: list[str]) -> tuple[list[Path], list[Refusal]]:
+    """Every file to read, from files, partition directories and log dirs, in order, and every entry met that is
+    not read (a link out of the tree, a FIFO, a device...: :func:`~kafkatool.reading.files.survey`).
+
+    Raises :class:`UnreadableInputError` for a path that does not exist, one that is no regular file or directory,
+    or a directory holding no Kafka file at all (and nothing refused).
     """
     out: list[Path] = []
+    refused: list[Refusal] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -81,14 +102,17 @@ def expand(paths: list[str]) -> list[Path]:
         if not path.is_dir():
             raise UnreadableInputError(raw, "not a regular file or directory")
         if looks_like_partition_dir(path):
-            out.extend(partition_files(path))
+            out.extend(partition_files(path, refused))
             continue
-        found: list[Path] = [p for p in list_dir(path) if p.is_file() and p.name in LOG_DIR_FILES]
+        entries, skipped = survey(path)
+        here = len(refused)
+        refused += skipped
+        found: list[Path] = [p for p in entries if p.is_file() and p.name in LOG_DIR_FILES]
         found.sort(key=lambda p: LOG_DIR_FILES.index(p.name))
-        for sub in list_dir(path):
+        for sub in entries:
             if sub.is_dir() and looks_like_partition_dir(sub):
-                found.extend(partition_files(sub))
-        if not found:
+                found.extend(partition_files(sub, refused))
+        if not found and len(refused) == here:
             raise UnreadableInputError(raw, "directory holds no Kafka log files (not a partition or log dir)")
         out.extend(found)
-    return out
+    return out, refused

@@ -23,8 +23,8 @@ from kafkatool.model import (
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import SegmentEntries, complete_entry
 from kafkatool.reading.entry_columns import read_clean_segment
-from kafkatool.reading.files import list_dir, mapped, read_bytes
-from kafkatool.reading.inventory import looks_like_partition_dir
+from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, survey
+from kafkatool.reading.inventory import looks_like_partition_dir, refused_defects
 from kafkatool.schema import (
     checkpoint,
     clean_shutdown,
@@ -98,10 +98,13 @@ def read_partition(directory: Path, label: str, *, deep: bool = False,
     parsed = parse_partition_dir(directory.name)
     part = PartitionData(label, parsed[0] if parsed else None, parsed[1] if parsed else "")
     segments: dict[int, SegmentData] = {}
-    files = [p for p in list_dir(directory) if p.is_file()]
+    entries, refused = survey(directory)
+    files = [p for p in entries if p.is_file()]
 
     def name(p: Path) -> str:
         return f"{label}/{p.name}" if label else p.name
+
+    part.defects += refused_defects(refused, name)
 
     def segment(offset: int) -> SegmentData:
         if offset not in segments:
@@ -156,7 +159,7 @@ def read_partition_light(directory: Path, label: str) -> PartitionData:
     parsed = parse_partition_dir(directory.name)
     part = PartitionData(label, parsed[0] if parsed else None, parsed[1] if parsed else "")
     meta = directory / PARTITION_METADATA
-    if meta.is_file():
+    if is_readable_file(meta):
         part.partition_metadata = _decode(part.defects, f"{label}/{meta.name}",  # type: ignore[assignment]
                                           "partition-metadata-decode", partition_metadata.parse_partition_metadata,
                                           read_bytes(meta))
@@ -242,9 +245,11 @@ def read_log_dir_files(path: str | Path) -> tuple[LogDirData, list[Path]]:
     data = LogDirData(str(path))
     if looks_like_partition_dir(root) and parse_partition_dir(root.name):
         return data, [root]
-    found_any = False
+    entries, refused = survey(root)
+    data.defects += refused_defects(refused, lambda p: p.name)
+    found_any = any(d.severity == "error" for d in data.defects)
     partition_dirs: list[Path] = []
-    for p in list_dir(root):
+    for p in entries:
         if p.is_dir():
             if parse_partition_dir(p.name):
                 partition_dirs.append(p)
@@ -279,7 +284,7 @@ def partition_with_high_watermark(directory: Path, *,
     from the parent log dir's checkpoint if there is one."""
     part = read_partition(directory, directory.name, limits=limits)
     hw_file = directory.parent / REPLICATION_OFFSET_CHECKPOINT
-    if part.topic_partition is None or not hw_file.is_file():
+    if part.topic_partition is None or not is_readable_file(hw_file):
         return part, None
     try:
         return part, checkpoint.parse_offset_checkpoint(read_bytes(hw_file)).get(part.topic_partition)

@@ -14,7 +14,7 @@ from pathlib import Path
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Defect, PartitionData, RecordBatch
 from kafkatool.reading.context import resolve
-from kafkatool.reading.files import list_dir, read_bytes
+from kafkatool.reading.files import is_readable_file, list_dir, read_bytes, survey
 from kafkatool.reading.log import read_log
 from kafkatool.reading.logdir import read_partition
 from kafkatool.schema.codecs import ReadLimits
@@ -54,9 +54,13 @@ def find_metadata_partition(path: str | Path) -> Path:
     parsed = parse_partition_dir(root.name)
     if parsed and parsed[0].topic == METADATA_TOPIC:
         return root
-    found = sorted(p for p in list_dir(root) if p.is_dir() and (q := parse_partition_dir(p.name)) is not None
+    entries, refused = survey(root)
+    found = sorted(p for p in entries if p.is_dir() and (q := parse_partition_dir(p.name)) is not None
                    and q[0].topic == METADATA_TOPIC and q[1] == "")
     if not found:
+        for r in refused:
+            if r.path.name.startswith(METADATA_TOPIC + "-"):
+                raise UnreadableInputError(str(r.path), r.reason)
         raise UnreadableInputError(str(path), f"no {METADATA_TOPIC}-0 directory: not a KRaft metadata log dir")
     return found[0]
 
@@ -78,14 +82,14 @@ def read_metadata_files(directory: Path, *, limits: ReadLimits | None = None) ->
         if snap is not None:
             files.snapshots.append(snap)
     state = directory / QUORUM_STATE
-    if state.is_file():
+    if is_readable_file(state):
         try:
             files.quorum_state = parse_quorum_state(read_bytes(state))
         except DecodeError as err:
             files.defects.append(Defect("quorum-state-decode", f"{label}/{QUORUM_STATE}", err.position, err.field,
                                         err.reason))
     bootstrap = directory.parent / BOOTSTRAP_CHECKPOINT
-    files.bootstrap = bootstrap if bootstrap.is_file() else None
+    files.bootstrap = bootstrap if is_readable_file(bootstrap) else None
     return files
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kafkatool.model import Defect, PartitionData
 from kafkatool.reading.context import resolve
+from kafkatool.reading.files import is_readable_file
 from kafkatool.reading.logdir import read_log_dir_files, read_partition
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
@@ -55,7 +56,7 @@ def read_partitions(paths: Iterable[str], deep_topics: frozenset[str], *,
         defects += data.defects
         hws = data.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT) or {}
         starts = data.checkpoints.get(LOG_START_OFFSET_CHECKPOINT) or {}
-        if not data.checkpoints and (Path(path).parent / REPLICATION_OFFSET_CHECKPOINT).is_file():
+        if not data.checkpoints and is_readable_file(Path(path).parent / REPLICATION_OFFSET_CHECKPOINT):
             # a partition directory given alone: its parent log dir's checkpoints
             parent, _ = read_log_dir_files(Path(path).parent)
             hws = parent.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT) or {}

@@ -14,7 +14,7 @@ from pathlib import Path
 from kafkatool.errors import DecodeError
 from kafkatool.model import LogDirData, SegmentData
 from kafkatool.reading.context import resolve
-from kafkatool.reading.files import list_dir, read_bytes
+from kafkatool.reading.files import is_readable_file, list_dir, read_bytes
 from kafkatool.reading.logdir import OFFSET_CHECKPOINTS, _read_segment, read_log_dir
 from kafkatool.reading.tiered import TieredEvidence, read_tiered
 from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index, txn_index
@@ -95,13 +95,13 @@ def _parent_files(data: LogDirData, parent: Path) -> None:
     """A lone partition directory: take the checkpoints and the marker from its parent log dir."""
     for name in OFFSET_CHECKPOINTS:
         p = parent / name
-        if p.is_file():
+        if is_readable_file(p):
             try:
                 data.checkpoints[name] = checkpoint.parse_offset_checkpoint(read_bytes(p))
             except DecodeError:
                 data.checkpoints[name] = None
     marker = parent / CLEAN_SHUTDOWN
-    if marker.is_file():
+    if is_readable_file(marker):
         data.clean_shutdown = clean_shutdown.parse_clean_shutdown(read_bytes(marker))
 
 

@@ -93,9 +93,14 @@ class ReadLimits:
     records one batch may decode into (each counted at :data:`RECORD_COST` bytes, see
     :func:`check_decoded_budget`). Kafka has no such bound; it is ours, against decompression bombs. A plain
     value (picklable): the fleet hands it to worker processes and Spark executors with each unit of work.
+
+    ``follow_links`` (``--follow-links``) bounds which files are read at all: without it a symbolic link leading
+    out of the evidence tree is named and not read (``reading.files.survey``); it travels with the cap so that
+    every unit of a scan reads by the same rule.
     """
 
     max_decompressed_bytes: int = DEFAULT_MAX_OUTPUT
+    follow_links: bool = False
 
     def __post_init__(self) -> None:
         if self.max_decompressed_bytes < 1:

@@ -3,8 +3,10 @@
 A file is written to a temporary name in its destination directory, flushed and fsynced, then renamed
 over the target, so a reader never sees half a file; a directory tree is written into a staging directory
 beside its destination and renamed into place whole. Writing inside an input directory is refused, so is
-replacing an existing output without ``--force``, writing through a symbolic link, and any file whose path
-would leave the output directory.
+replacing an existing output without ``--force``, writing through a symbolic link, any file whose path
+would leave the output directory, and an output whose parent directory does not exist (it is not created: a
+mistyped path would otherwise become a tree of new directories). A failure to write is a usage error naming
+the output, never an internal error.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from kafkatool.errors import UsageError
@@ -28,6 +31,24 @@ def ensure_outside(target: Path, inputs: Iterable[Path]) -> None:
             raise UsageError(f"refusing to write {target}: it is inside the input {src}")
 
 
+def require_parent(target: Path) -> None:
+    """Refuse an output whose parent directory does not exist (or is no directory): it is not made silently."""
+    parent = target.absolute().parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise UsageError(f"refusing to write {target}: its parent directory {parent} {what} (create it first)")
+
+
+@contextmanager
+def output_errors(target: Path) -> Iterator[None]:
+    """Turn an OS failure while writing ``target`` (a read-only or special file system, no space, no permission)
+    into a usage error naming it."""
+    try:
+        yield
+    except OSError as err:
+        raise UsageError(f"cannot write {target}: {err.strerror or err}") from None
+
+
 def _refuse_link_or_dir(target: Path) -> None:
     if target.is_symlink():
         raise UsageError(f"refusing to write {target}: it is a symbolic link")
@@ -38,6 +59,7 @@ def prepare_output_file(target: Path, inputs: Iterable[Path], *, force: bool) ->
     directory, and not an existing file unless ``force``."""
     ensure_outside(target, inputs)
     _refuse_link_or_dir(target)
+    require_parent(target)
     if target.is_dir():
         raise UsageError(f"refusing to write {target}: it is a directory")
     if target.exists() and not force:
@@ -49,6 +71,7 @@ def prepare_output_dir(target: Path, inputs: Iterable[Path], *, force: bool) -> 
     ``force`` (which replaces it whole, see :func:`replace_tree`)."""
     ensure_outside(target, inputs)
     _refuse_link_or_dir(target)
+    require_parent(target)
     if target.exists() and not target.is_dir():
         raise UsageError(f"refusing to write {target}: it exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
@@ -77,7 +100,13 @@ def _umask() -> int:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Create or replace ``path`` with ``data`` atomically."""
+    """Create or replace ``path`` with ``data`` atomically (the directories of a tree being written are made;
+    a command's own output was checked with :func:`prepare_output_file`)."""
+    with output_errors(path):
+        _write_atomic(path, data)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -114,6 +143,11 @@ def replace_tree(tree: Mapping[str, bytes], out: Path) -> list[Path]:
     so ``out`` is never seen half written (an existing ``out`` is replaced: check with :func:`prepare_output_dir`).
     Staging directories an interrupted earlier run left beside ``out`` are removed; they are returned, so the
     command can say so."""
+    with output_errors(out):
+        return _replace_tree(tree, out)
+
+
+def _replace_tree(tree: Mapping[str, bytes], out: Path) -> list[Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     removed = leftover_staging(out)
     for stale in removed:

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from kafkatool.errors import UsageError
-from kafkatool.writing.atomic import ensure_outside
+from kafkatool.writing.atomic import ensure_outside, output_errors, require_parent
 
 ROW_GROUP_ROWS = 1 << 17
 """Rows gathered before a local part file gets a row group (a few MB of Arrow held: bounded whatever the scan)."""
@@ -35,8 +35,10 @@ class TableOutput:
             raise UsageError(f"refusing to write {self.out}: it already exists (use --force to replace it)")
         if self.out.exists() and not self.out.is_dir():
             raise UsageError(f"refusing to write {self.out}: it exists and is not a directory")
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".partial", dir=self.out.parent))
+        require_parent(self.out)  # as every output: a missing parent is refused, not made
+        with output_errors(self.out):
+            self.staging = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".partial",
+                                                 dir=self.out.parent))
         mask = os.umask(0o022)
         os.umask(mask)
         os.chmod(self.staging, 0o777 & ~mask)  # mkdtemp makes 0700; the scan gets the user's usual mode
