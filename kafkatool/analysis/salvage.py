@@ -24,14 +24,39 @@ from kafkatool.engine.salvage import (
     select,
     transaction_states,
 )
-from kafkatool.errors import DecodeError, UsageError
-from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record
+from kafkatool.errors import DecodeError, UnreadableInputError, UsageError
+from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record, TopicPartition
 from kafkatool.reading.context import current_limits
+from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
-from kafkatool.reading.salvage_sources import InputDir, PartitionCopy, SourceFile, find_inputs, read_span, scan_source
+from kafkatool.reading.salvage_sources import (
+    InputDir,
+    PartitionCopy,
+    SourceFile,
+    find_inputs,
+    read_chunks,
+    read_span,
+    scan_source,
+)
+from kafkatool.schema import checkpoint, offset_index, producer_snapshot, time_index, txn_index
 from kafkatool.schema import record_batch as rb
 from kafkatool.schema.control import parse_control_record
-from kafkatool.schema.filenames import CLUSTER_METADATA_TOPIC, REPLICATION_OFFSET_CHECKPOINT, DirState
+from kafkatool.schema.filenames import (
+    CLUSTER_METADATA_TOPIC,
+    INDEX_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    LOG_SUFFIX,
+    META_PROPERTIES,
+    PARTITION_METADATA,
+    PRODUCER_SNAPSHOT_SUFFIX,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    DirState,
+    segment_file_name,
+)
 from kafkatool.storage.producer_state import ABORT_MARKER, COMMIT_MARKER
 
 SCHEMA_VERSION = 1
@@ -400,3 +425,54 @@ def export_rows(result: SalvageResult, *, binary: bool = False) -> Iterator[dict
                        "sequence": None if r.sequence < 0 else r.sequence,
                        "transaction_state": st or "none", "leader_epoch": c.epoch,
                        "file": s.label, "position": c.position, "replica": s.replica, "source_kind": s.kind}
+
+
+# --- the repaired log dir ----------------------------------------------------------------------------------------
+
+Content = bytes | Iterator[bytes]
+
+
+def _segment_bytes(p: PartitionSalvage, batches: list[int]) -> Iterator[bytes]:
+    for k in batches:
+        c = p.selection.chosen[k]
+        data = read_span(p.sources[c.source].path, c.position, c.size)
+        if len(data) != c.size:
+            raise UnreadableInputError(str(p.sources[c.source].path), f"changed while read: {c.size} bytes at byte "
+                                       f"{c.position} expected, {len(data)} read")
+        yield data
+
+
+def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
+    """Every file of the repaired log dir, by relative path: small files as bytes, segments and copied files as
+    byte streams read from the inputs on demand."""
+    offsets: list[tuple[TopicPartition, int]] = []
+    for p in result.partitions:
+        plan = p.plan
+        d = p.name
+        for seg in plan.segments:
+            yield f"{d}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", _segment_bytes(p, seg.batches)
+            yield f"{d}/{segment_file_name(seg.base_offset, INDEX_SUFFIX)}", \
+                offset_index.build_offset_index(seg.index, seg.base_offset)
+            yield f"{d}/{segment_file_name(seg.base_offset, TIME_INDEX_SUFFIX)}", \
+                time_index.build_time_index(seg.times, seg.base_offset)
+            if seg.aborted:
+                yield f"{d}/{segment_file_name(seg.base_offset, TXN_INDEX_SUFFIX)}", \
+                    txn_index.build_txn_index(seg.aborted)
+        for offset, entries in sorted(plan.snapshots.items()):
+            yield f"{d}/{segment_file_name(offset, PRODUCER_SNAPSHOT_SUFFIX)}", \
+                producer_snapshot.build_producer_snapshot(entries)
+        yield f"{d}/{LEADER_EPOCH_CHECKPOINT}", checkpoint.build_leader_epoch_checkpoint(plan.epochs)
+        if p.partition_metadata is not None:
+            yield f"{d}/{PARTITION_METADATA}", read_bytes(p.partition_metadata)
+        offsets.append((TopicPartition(p.topic, p.partition), plan.log_end_offset))
+    for copy in result.metadata_copies:
+        for f in list_dir(copy.directory):
+            if f.is_file() and f.name != ".lock":
+                yield f"{copy.directory.name}/{f.name}", read_chunks(f)
+    meta = next((i.meta_properties_path for i in result.inputs if i.replica is None and i.meta_properties_path), None) \
+        or next((i.meta_properties_path for i in result.inputs if i.meta_properties_path), None)
+    if meta is not None:
+        yield META_PROPERTIES, read_bytes(meta)
+    yield RECOVERY_POINT_CHECKPOINT, checkpoint.build_offset_checkpoint(offsets)
+    yield REPLICATION_OFFSET_CHECKPOINT, checkpoint.build_offset_checkpoint(offsets)
+    yield LOG_START_OFFSET_CHECKPOINT, checkpoint.build_offset_checkpoint([])

@@ -11,6 +11,7 @@ resynchronisation past damage); batch bytes are re-read on use (:func:`read_span
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,3 +149,17 @@ def read_span(path: str | Path, position: int, size: int) -> bytes:
         raise UnreadableInputError(name, _reason(err)) from None
     finally:
         os.close(fd)
+
+
+def read_chunks(path: str | Path, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """A whole file, ``chunk`` bytes at a time (for copying big files in bounded memory)."""
+    name = str(path)
+    try:
+        with open(name, "rb") as fh:
+            while True:
+                block = fh.read(chunk)
+                if not block:
+                    return
+                yield block
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
