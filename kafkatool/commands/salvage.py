@@ -13,8 +13,10 @@ import typer
 from kafkatool.analysis.salvage import export_rows, repaired_layout, salvage, salvage_document
 from kafkatool.commands.common import OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.salvage_report import render_salvage
+from kafkatool.schema.filenames import parse_partition_dir
 from kafkatool.writing.atomic import prepare_output_dir, prepare_output_file
 from kafkatool.writing.salvage_writer import staged_dir, write_jsonl, write_parquet
 
@@ -76,8 +78,10 @@ def command(
         inputs = [Path(p) for p in paths or []]
         replicas = parse_replicas(replica or [])
         every = [*inputs, *replicas.values()]
+        # a partition directory given alone: its log dir is input too (its checkpoints and meta.properties are read)
+        every += [p.parent for p in every if parse_partition_dir(p.name) is not None and looks_like_partition_dir(p)]
         if out is not None:
-            prepare_output_dir(Path(out), every + [p.parent for p in every], force=force)
+            prepare_output_dir(Path(out), every, force=force)
         kind = None
         if export is not None:
             suffix = Path(export).suffix.lower().lstrip(".")
