@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "transactions": "transactions",
     "groups": "groups",
+    "salvage": "salvage",
 }
 GROUPS: dict[str, str] = {"fixture": "fixture"}
 SUMMARIES: dict[str, str] = {
@@ -43,6 +44,8 @@ SUMMARIES: dict[str, str] = {
     "transactions": "Find hanging transactions in broker log dirs: open, older than the timeout, and no "
                     "coordinator to end them.",
     "groups": "List groups (classic, consumer, share, streams): members, assignments, offsets and lag, share state.",
+    "salvage": "Recover every trustworthy batch of a damaged broker's partitions, beyond what Kafka's recovery "
+               "keeps:\na repaired log dir, an export of the records, and the account.",
     "fixture": "Build deterministic Kafka log dirs (healthy or damaged) from named scenarios.",
 }
 """Each subcommand's one-line help (its docstring's first paragraph), so ``kafkatool --help`` lists them all

@@ -1,0 +1,137 @@
+"""Writing ``salvage``'s output: the repaired log dir, streamed into a staging directory beside ``--out`` and
+renamed into place whole (as :func:`kafkatool.writing.atomic.replace_tree`), and the record export (JSON lines or
+Parquet), written to a temporary name and renamed. Batch bytes come from the caller's ``fetch`` (the reading
+layer), one batch at a time, so memory stays bounded whatever the log's size."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from kafkatool.writing.atomic import _inside, _umask, leftover_staging, write_atomic
+
+Fetch = Callable[[], bytes]
+
+
+class StagedDir:
+    """A directory being written: files go into ``staging``; :meth:`commit` renames it to ``out``."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.removed = leftover_staging(out)
+        for stale in self.removed:
+            shutil.rmtree(stale, ignore_errors=True)
+        self.staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+        os.chmod(self.staging, 0o777 & ~_umask())
+
+    def write(self, name: str, data: bytes) -> None:
+        """One small file."""
+        write_atomic(_inside(self.staging, name), data)
+
+    def stream(self, name: str, pieces: Iterable[bytes]) -> int:
+        """One file from ``pieces`` written in order, flushed and synced; the bytes written."""
+        dest = _inside(self.staging, name)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        total = 0
+        with open(dest, "wb") as fh:
+            for piece in pieces:
+                fh.write(piece)
+                total += len(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return total
+
+    def commit(self) -> None:
+        """Rename the staging directory to ``out`` (an existing ``out`` is replaced whole)."""
+        old = None
+        if self.out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
+            os.rename(self.out, old / "previous")
+        os.rename(self.staging, self.out)
+        if old is not None:
+            shutil.rmtree(old)
+
+    def abort(self) -> None:
+        """Remove the staging directory."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+@contextmanager
+def staged_dir(out: Path) -> Iterator[StagedDir]:
+    """A :class:`StagedDir` committed when the block ends normally, removed otherwise."""
+    staged = StagedDir(out)
+    try:
+        yield staged
+    except BaseException:
+        staged.abort()
+        raise
+    staged.commit()
+
+
+@contextmanager
+def _temp_beside(path: Path) -> Iterator[tuple[BinaryIO, Path]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~_umask())
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh, Path(tmp)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Rows as JSON lines, atomically; the rows written."""
+    n = 0
+    with _temp_beside(path) as (fh, _):
+        for row in rows:
+            fh.write(orjson.dumps(row))
+            fh.write(b"\n")
+            n += 1
+    return n
+
+
+PARQUET_ROWS = 50_000
+"""Rows per Parquet row group (bounds the rows held at once)."""
+
+
+def write_parquet(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Rows as Parquet (keys, values and header values as binary columns), atomically; the rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    header = pa.struct([("key", pa.string()), ("value", pa.binary())])
+    schema = pa.schema([
+        ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp", pa.int64()),
+        ("timestamp_type", pa.string()), ("key", pa.binary()), ("value", pa.binary()),
+        ("headers", pa.list_(header)), ("producer_id", pa.int64()), ("producer_epoch", pa.int16()),
+        ("sequence", pa.int32()), ("transaction_state", pa.string()), ("leader_epoch", pa.int32()),
+        ("file", pa.string()), ("position", pa.int64()), ("replica", pa.int32()), ("source_kind", pa.string())])
+    n = 0
+    with _temp_beside(path) as (fh, _):
+        writer = pq.ParquetWriter(fh, schema)
+        block: list[dict[str, Any]] = []
+        for row in rows:
+            block.append(row)
+            if len(block) >= PARQUET_ROWS:
+                writer.write_table(pa.Table.from_pylist(block, schema))
+                n += len(block)
+                block = []
+        if block or n == 0:
+            writer.write_table(pa.Table.from_pylist(block, schema))
+            n += len(block)
+        writer.close()
+    return n
