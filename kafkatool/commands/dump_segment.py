@@ -424,8 +424,8 @@ def command(
     = "auto",  # type: ignore[assignment]
     kafka_version: Annotated[str, typer.Option(
         "--kafka-version", metavar="VERSION",
-        help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, or 4.1 to "
-             "4.4 (which print alike); a patch version such as 3.9.2 is accepted.")] = "4.4",
+        help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, 4.1, 4.2, "
+             "4.3 or 4.4; a patch version such as 3.9.2 is accepted.")] = "4.4",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
     follow_links: FollowLinks = False,
 ) -> None:
@@ -438,8 +438,8 @@ def command(
 
         layout = layout_for(kafka_version)
         if layout is None:
-            raise UsageError(f"--kafka-version {kafka_version}: kafkatool reproduces DumpLogSegments of 3.9, 4.0 and "
-                             "4.1 to 4.4")
+            raise UsageError(f"--kafka-version {kafka_version}: kafkatool reproduces DumpLogSegments of 3.9, 4.0, "
+                             "4.1, 4.2, 4.3 and 4.4")
         if fmt is Format.kafka and choice not in ("auto", "none"):
             from kafkatool.engine.dls_decoders import parser_for, parser_names
 
