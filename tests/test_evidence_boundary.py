@@ -44,6 +44,7 @@ READERS: dict[str, list[str]] = {
     "transactions": ["{d}"],
     "groups": ["{d}"],
     "metadata": ["{d}"],
+    "salvage": ["{d}"],
 }
 NO_INPUT = {"fixture list", "fixture build"}
 

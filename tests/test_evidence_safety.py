@@ -53,6 +53,7 @@ PLANS: dict[str, list[tuple[str, list[str]]]] = {
     "transactions": [(LOGDIR, ["--now", NOW, "{in}"])],
     "metadata": [(KRAFT, ["{in}"])],
     "groups": [(LOGDIR, ["-f", "json", "{in}"])],
+    "salvage": [(LOGDIR, ["--now", NOW, "--out", "{out}/salvaged", "--export", "{out}/records.jsonl", "{in}"])],
     "fixture list": [(FIXTURE_TREE, [])],
     "fixture build": [(FIXTURE_TREE, ["torn-write", "{out}/built"]), (FIXTURE_TREE, ["demo", "{out}/built"])],
 }

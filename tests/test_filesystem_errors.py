@@ -35,6 +35,7 @@ READERS: dict[str, list[str]] = {
     "transactions": ["{p}"],
     "metadata": ["{p}"],
     "groups": ["{p}"],
+    "salvage": ["{p}"],
 }
 NO_INPUT = {"fixture list", "fixture build"}  # they read no evidence
 

@@ -34,6 +34,7 @@ from kafkatool.reading.salvage_sources import (
     PartitionCopy,
     SourceFile,
     find_inputs,
+    not_read,
     read_chunks,
     read_span,
     scan_source,
@@ -390,6 +391,7 @@ def salvage_document(result: SalvageResult) -> dict[str, Any]:
     parts = [partition_document(p) for p in result.partitions]
     return {"schema_version": SCHEMA_VERSION,
             "inputs": [{"path": str(i.path), "replica": i.replica} for i in result.inputs],
+            "not_read": [{"file": d.file, "code": d.code, "reason": d.reason} for d in not_read(result.inputs)],
             "metadata_log_copied": [f"{c.directory.name}" for c in result.metadata_copies],
             "partitions": parts,
             "totals": {k: sum(p["salvage"][k] for p in parts)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from kafkatool.analysis.salvage import export_rows, repaired_layout, salvage, salvage_document
-from kafkatool.commands.common import OutputFormat, run_guarded
+from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.render.output import Diagnostics
@@ -68,6 +68,7 @@ def command(
                                             help="The clock for Kafka's recovery (default: the current time).")]
     = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
+    follow_links: FollowLinks = False,
 ) -> None:
     """Recover every trustworthy batch of a damaged broker's partitions, beyond what Kafka's recovery keeps:
     a repaired log dir, an export of the records, and the account."""
@@ -109,7 +110,8 @@ def command(
             Diagnostics().note(f"exported {rows} record(s) to {export}")
         doc = salvage_document(result)
         render_salvage(doc, fmt.value)
-        damaged = any(p["lost"] or p["conflicts"] or p["defects"] or p["rejected"] for p in doc["partitions"])
+        damaged = bool(doc["not_read"]) or any(p["lost"] or p["conflicts"] or p["defects"] or p["rejected"]
+                                               for p in doc["partitions"])
         return int(ExitCode.DEFECTS if damaged else ExitCode.CLEAN)
 
-    run_guarded(body)
+    run_guarded(body, follow_links=follow_links)

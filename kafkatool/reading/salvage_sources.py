@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkatool.errors import DecodeError, UnreadableInputError
-from kafkatool.model import LeaderEpochEntry, LogDirData, MetaProperties
+from kafkatool.model import Defect, LeaderEpochEntry, LogDirData, MetaProperties
 from kafkatool.reading.columns import SegmentColumns, scan_segment
-from kafkatool.reading.files import _reason, list_dir, read_bytes
+from kafkatool.reading.files import REFUSAL_CODES, Refusal, _reason, read_bytes, survey
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import read_log_dir_files
 from kafkatool.schema import checkpoint
@@ -63,6 +63,7 @@ class PartitionCopy:
     leader_epochs: list[LeaderEpochEntry] | None = None
     partition_metadata: Path | None = None
     files: list[SourceFile] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)  #: entries named and not read (reading.files.survey)
 
 
 @dataclass
@@ -85,7 +86,8 @@ def _label(root: Path, path: Path, replica: int | None) -> str:
 def _copy(replica: int | None, root: Path, directory: Path, state: DirState) -> PartitionCopy:
     copy = PartitionCopy(replica, root, directory, state)
     dir_kind = _DIR_KIND.get(state)
-    for p in list_dir(directory):
+    entries, copy.refused = survey(directory)
+    for p in entries:
         if not p.is_file():
             continue
         offset = offset_from_name(p.name)
@@ -128,6 +130,19 @@ def find_inputs(paths: list[Path], replicas: dict[int, Path]) -> list[InputDir]:
             tp, state = parsed
             entry.copies.setdefault(str(tp), []).append(_copy(replica, root, d, state))
         out.append(entry)
+    return out
+
+
+def not_read(inputs: list[InputDir]) -> list[Defect]:
+    """Every entry of the inputs named and not read (a link out of the evidence tree, a broken link, a FIFO, a
+    socket, a device), as a finding naming it the way the account names files."""
+    out: list[Defect] = []
+    for inp in inputs:
+        if inp.data is not None:
+            out += [d for d in inp.data.defects if d.code in REFUSAL_CODES]
+        for copies in inp.copies.values():
+            for c in copies:
+                out += [r.defect(_label(c.root, r.path, c.replica)) for r in c.refused]
     return out
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kafkatool.render.safe import for_people, human_console
+from kafkatool.render.safe import for_people, human_console, json_text, printable
 
 Row = dict[str, Any]
 
@@ -65,16 +65,19 @@ def render_salvage(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the salvage account ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
     if fmt == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_text(doc, option=orjson.OPT_INDENT_2) + "\n")
         return
     if fmt == "jsonl":
         head = {"type": "salvage", **{k: v for k, v in doc.items() if k != "partitions"}}
-        out.write(orjson.dumps(head).decode() + "\n")
+        out.write(json_text(head) + "\n")
         for p in doc["partitions"]:
-            out.write(orjson.dumps({"type": "partition", **p}).decode() + "\n")
+            out.write(json_text({"type": "partition", **p}) + "\n")
         return
     doc = for_people(doc)
     console = human_console(out, soft_wrap=False)
+    for entry in doc.get("not_read", []):
+        console.print(Text(f"not read: {printable(entry['file'])}: {printable(entry['reason'])} ({entry['code']})",
+                           style="red"))
     for p in doc["partitions"]:
         _partition(console, p)
     t = doc["totals"]

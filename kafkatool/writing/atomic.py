@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from kafkatool.errors import UsageError
 
@@ -107,12 +108,20 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    with replacing(path) as fh:
+        fh.write(data)
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[BinaryIO]:
+    """A file written beside ``path`` (its directories made) that replaces ``path`` atomically, synced, when the
+    block ends without an exception; removed otherwise."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs get the user's usual mode
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -11,11 +11,11 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 
-from kafkatool.writing.atomic import _inside, _umask, leftover_staging, write_atomic
+from kafkatool.writing.atomic import _inside, _umask, leftover_staging, replacing, write_atomic
 
 Fetch = Callable[[], bytes]
 
@@ -76,27 +76,10 @@ def staged_dir(out: Path) -> Iterator[StagedDir]:
     staged.commit()
 
 
-@contextmanager
-def _temp_beside(path: Path) -> Iterator[tuple[BinaryIO, Path]]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, 0o666 & ~_umask())
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh, Path(tmp)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
     """Rows as JSON lines, atomically; the rows written."""
     n = 0
-    with _temp_beside(path) as (fh, _):
+    with replacing(path) as fh:
         for row in rows:
             fh.write(orjson.dumps(row))
             fh.write(b"\n")
@@ -121,7 +104,7 @@ def write_parquet(path: Path, rows: Iterable[dict[str, Any]]) -> int:
         ("sequence", pa.int32()), ("transaction_state", pa.string()), ("leader_epoch", pa.int32()),
         ("file", pa.string()), ("position", pa.int64()), ("replica", pa.int32()), ("source_kind", pa.string())])
     n = 0
-    with _temp_beside(path) as (fh, _):
+    with replacing(path) as fh:
         writer = pq.ParquetWriter(fh, schema)
         block: list[dict[str, Any]] = []
         for row in rows:

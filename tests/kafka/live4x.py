@@ -48,6 +48,36 @@ from tests.kafka.broker import Cluster, KafkaError, Node, cluster_id, run_java
 from tests.kafka.decoding import kafka_dump, split_dumps
 
 VERSION = "4.4.0"
+"""The newest release line: the one the saved ``fixtures/kafka-4x`` cases come from."""
+
+#: The first release line each case runs on: whose broker and clients have its feature (KIP-932 share groups,
+#: KIP-1071 streams groups) and its admin API (the driver compiles against that line's clients: 3.9 and 4.0 have
+#: KIP-853 voter changes but no share or streams admin classes); and the features each line needs set at format
+#: time to run it.
+SINCE: dict[str, tuple[int, int]] = {"share": (4, 1), "streams": (4, 2), "voters": (4, 1)}
+FORMAT_FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("share", "4.1"): ("--feature", "share.version=1"),
+    ("share", "4.2"): ("--feature", "share.version=1"),
+    ("share", "4.3"): ("--feature", "share.version=1"),
+    ("streams", "4.2"): ("--feature", "streams.version=1"),
+    ("streams", "4.3"): ("--feature", "streams.version=1"),
+}
+
+
+def line(version: str) -> str:
+    """``4.2.2`` -> ``4.2``."""
+    return ".".join(version.split(".")[:2])
+
+
+def runs_on(case: str, version: str) -> bool:
+    """Whether ``version`` has what ``case`` exercises."""
+    major, minor = (int(x) for x in version.split(".")[:2])
+    return (major, minor) >= SINCE[case]
+
+
+def format_extra(case: str, version: str) -> tuple[str, ...]:
+    """The ``kafka-storage format`` arguments ``case`` needs on ``version``."""
+    return FORMAT_FEATURES.get((case, line(version)), ())
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "kafka-4x"
 SRC = Path(__file__).resolve().parent / "src" / "live4x" / "java"
@@ -83,48 +113,50 @@ def m2() -> Path:
     return Path(os.environ.get("MAVEN_REPO", Path.home() / ".m2" / "repository"))
 
 
-def streams_jars() -> list[Path]:
-    """kafka-streams 4.4 from the local Maven cache (``mvn dependency:get`` puts it there). RocksDB is not needed:
-    the app's only store is an in-memory one."""
-    jars = [m2() / "org/apache/kafka/kafka-streams" / VERSION / f"kafka-streams-{VERSION}.jar"]
+def streams_jars(version: str = VERSION) -> list[Path]:
+    """kafka-streams of ``version`` from the local Maven cache (``tests/kafka/pom.xml`` resolves it). RocksDB is
+    not needed: the app's only store is an in-memory one."""
+    jars = [m2() / "org/apache/kafka/kafka-streams" / version / f"kafka-streams-{version}.jar"]
     missing = [j for j in jars if not j.is_file()]
     if missing:
-        raise versions.JarsMissing("kafka-streams 4.4.0 is not in the Maven cache: run `mvn dependency:get "
-                                   f"-Dartifact=org.apache.kafka:kafka-streams:{VERSION}`")
+        raise versions.JarsMissing(f"kafka-streams {version} is not in the Maven cache: run "
+                                   "`python -m tests.kafka.versions fetch`")
     return jars
 
 
-def classes_dir() -> Path:
+def classes_dir(version: str = VERSION) -> Path:
     """Where Oracle4x is compiled (beside the version's Maven build)."""
-    return versions.target(VERSION) / "live4x-classes"
+    return versions.target(version) / "live4x-classes"
 
 
-def driver_classpath() -> str:
-    """Oracle4x, kafka-streams and the 4.4 broker/tools/clients classpath."""
-    return os.pathsep.join([str(classes_dir()), *map(str, streams_jars()), versions.classpath(VERSION)])
+def driver_classpath(version: str = VERSION) -> str:
+    """Oracle4x, kafka-streams and the version's broker/tools/clients classpath."""
+    return os.pathsep.join([str(classes_dir(version)), *map(str, streams_jars(version)),
+                            versions.classpath(version)])
 
 
-def compile_driver() -> None:
-    """javac Oracle4x.java (and Oracle.java, whose helpers it uses) when a source is newer than its class."""
-    out = classes_dir()
+def compile_driver(version: str = VERSION) -> None:
+    """javac Oracle4x.java (and Oracle.java, whose helpers it uses) against ``version``'s clients when a source is
+    newer than its class."""
+    out = classes_dir(version)
     target = out / "kafkatool" / "oracle" / "Oracle4x.class"
     sources = [*SRC.rglob("*.java"), *(SRC.parents[1] / "main" / "java").rglob("*.java")]
     if target.is_file() and all(s.stat().st_mtime <= target.stat().st_mtime for s in sources):
         return
     out.mkdir(parents=True, exist_ok=True)
     javac = str(Path(versions.java_binary()).with_name("javac"))
-    cp = os.pathsep.join([*map(str, streams_jars()), versions.classpath(VERSION)])
+    cp = os.pathsep.join([*map(str, streams_jars(version)), versions.classpath(version)])
     proc = subprocess.run([javac, "-nowarn", "--release", "17", "-d", str(out), "-cp", cp, *map(str, sources)],
                           capture_output=True, timeout=300, check=False)
     if proc.returncode != 0:
         raise KafkaError(f"javac Oracle4x failed:\n{proc.stderr.decode(errors='replace')[-4000:]}")
 
 
-def oracle4x(*args: str, timeout: float = 180, log_file: Path | None = None) -> list[dict]:
-    """Run Oracle4x and parse its JSON lines."""
-    compile_driver()
-    cmd = versions.java(VERSION, "kafkatool.oracle.Oracle4x", *args, log_file=log_file)
-    cmd[cmd.index("-cp") + 1] = driver_classpath()
+def oracle4x(*args: str, timeout: float = 180, log_file: Path | None = None, version: str = VERSION) -> list[dict]:
+    """Run Oracle4x of ``version`` and parse its JSON lines."""
+    compile_driver(version)
+    cmd = versions.java(version, "kafkatool.oracle.Oracle4x", *args, log_file=log_file)
+    cmd[cmd.index("-cp") + 1] = driver_classpath(version)
     proc = subprocess.run(cmd, capture_output=True, timeout=timeout, start_new_session=True, check=False)
     if proc.returncode != 0:
         raise KafkaError(f"Oracle4x {' '.join(args)} exited {proc.returncode}:\n"
@@ -161,9 +193,10 @@ def copy_partition(src: Path, dst: Path) -> list[str]:
     return cuts
 
 
-def dls(case: Path, label: str) -> list[dict]:
-    """DumpLogSegments 4.4 of every segment and snapshot under ``<case>/<label>/``: internal partitions with their
-    topic's decoder, data partitions deep with print-data; saved as ``kafka-dls/<label>/<partition>/<file>.<mode>.txt``.
+def dls(case: Path, label: str, version: str = VERSION) -> list[dict]:
+    """DumpLogSegments of ``version`` over every segment and snapshot under ``<case>/<label>/``: internal partitions
+    with their topic's decoder, data partitions deep with print-data; saved as
+    ``kafka-dls/<label>/<partition>/<file>.<mode>.txt``.
     """
     out = []
     data = case / label
@@ -173,7 +206,7 @@ def dls(case: Path, label: str) -> list[dict]:
         files = sorted(f for f in part.iterdir() if f.suffix in (".log", ".checkpoint") and f.stat().st_size)
         if not files:
             continue
-        texts = split_dumps(kafka_dump(VERSION, files, flags))
+        texts = split_dumps(kafka_dump(version, files, flags))
         for f in files:
             rel = f"kafka-dls/{label}/{part.name}/{f.name}.{mode}.txt"
             (case / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -184,7 +217,7 @@ def dls(case: Path, label: str) -> list[dict]:
 
 
 def save(name: str, log_dir: Path, partitions: list[str] | None, extra: dict, description: str,
-         other_dirs: dict[str, Path] | None = None, root: Path = FIXTURES) -> Path:
+         other_dirs: dict[str, Path] | None = None, root: Path = FIXTURES, version: str = VERSION) -> Path:
     """Save a case: ``data/`` (the chosen partitions and the log dir's own files: meta.properties, the offset
     checkpoints, the clean-shutdown marker; another node's as ``data-<name>/``), ``kafka-dls/`` and
     ``expected.json``."""
@@ -203,61 +236,64 @@ def save(name: str, log_dir: Path, partitions: list[str] | None, extra: dict, de
             if f.is_file():
                 shutil.copy(f, dst / f.name)
         if dst.is_dir():
-            dumps += dls(case, label)
-    doc = {"case": name, "kafkaVersion": VERSION, "description": description, "mutations": cuts,
+            dumps += dls(case, label, version)
+    doc = {"case": name, "kafkaVersion": version, "description": description, "mutations": cuts,
            "dumps": dumps, **extra}
     (case / "expected.json").write_text(json.dumps(doc, indent=1) + "\n")
     return case
 
 
-def share_case(workdir: Path, root: Path = FIXTURES) -> Path:
+def share_case(workdir: Path, root: Path = FIXTURES, version: str = VERSION) -> Path:
     """The share-groups case."""
-    with Cluster(VERSION, workdir / "share", props=GROUP_PROPS) as cluster:
+    with Cluster(version, workdir / "share", props=GROUP_PROPS,
+                 format_extra=format_extra("share", version)) as cluster:
         cluster.format()
         cluster.start()
         cluster.wait_brokers()
         node = cluster.nodes[0]
-        run = oracle4x("share", cluster.bootstrap, "share-g", "share-t", "12", log_file=workdir / "share.log")
+        run = oracle4x("share", cluster.bootstrap, "share-g", "share-t", "12", log_file=workdir / "share.log",
+                       version=version)
         if not run or run[0]["delivered"] == 0:
             raise KafkaError(f"the share consumer received nothing: {run}\n{node.log_tail()}")
         time.sleep(2)
-        groups = oracle4x("groups", cluster.bootstrap)[0]["groups"]
+        groups = oracle4x("groups", cluster.bootstrap, version=version)[0]["groups"]
         node.stop()
     return save("share-groups", node.log_dir, None,
                 {"workload": run, "admin": {"groups": groups}},
-                "a share group (KIP-932) on Kafka 4.4: one KafkaShareConsumer accepting, releasing and rejecting "
-                "records of share-t-0; ShareGroup* records in __consumer_offsets, ShareSnapshot/ShareUpdate in "
-                "__share_group_state", root=root)
+                f"a share group (KIP-932) on Kafka {version}: one KafkaShareConsumer accepting, releasing and "
+                "rejecting records of share-t-0; ShareGroup* records in __consumer_offsets, ShareSnapshot/ShareUpdate "
+                "in __share_group_state", root=root, version=version)
 
 
-def streams_case(workdir: Path, root: Path = FIXTURES) -> Path:
+def streams_case(workdir: Path, root: Path = FIXTURES, version: str = VERSION) -> Path:
     """The streams-groups case."""
-    with Cluster(VERSION, workdir / "streams", props=GROUP_PROPS) as cluster:
+    with Cluster(version, workdir / "streams", props=GROUP_PROPS,
+                 format_extra=format_extra("streams", version)) as cluster:
         cluster.format()
         cluster.start()
         cluster.wait_brokers()
         node = cluster.nodes[0]
         lines = oracle4x("streams", cluster.bootstrap, "streams-app", "streams-in", "streams-out", "20",
-                         timeout=240, log_file=workdir / "streams.log")
+                         timeout=240, log_file=workdir / "streams.log", version=version)
         during = next(line for line in lines if "groups" in line)["groups"]
         if next(line for line in lines if "streams_group" in line)["committed"] < 0:
             raise KafkaError(f"the streams app committed nothing: {lines}\n{node.log_tail()}")
         time.sleep(2)
-        after = oracle4x("groups", cluster.bootstrap)[0]["groups"]
+        after = oracle4x("groups", cluster.bootstrap, version=version)[0]["groups"]
         node.stop()
     return save("streams-groups", node.log_dir, None,
                 {"workload": [x for x in lines if "groups" not in x],
                  "admin": {"groups_while_running": during, "groups": after}},
-                "a streams group (KIP-1071) on Kafka 4.4: a Kafka Streams app with group.protocol=streams counting "
-                "streams-in by key into streams-out; StreamsGroup* records and offsets in __consumer_offsets",
-                root=root)
+                f"a streams group (KIP-1071) on Kafka {version}: a Kafka Streams app with group.protocol=streams "
+                "counting streams-in by key into streams-out; StreamsGroup* records and offsets in __consumer_offsets",
+                root=root, version=version)
 
 
-def quorum_text(bootstrap_controller: str) -> dict[str, str]:
+def quorum_text(bootstrap_controller: str, version: str = VERSION) -> dict[str, str]:
     """MetadataQuorumCommand's ``describe --status`` and ``describe --replication`` text."""
     out = {}
     for what in ("--status", "--replication"):
-        proc = run_java(VERSION, "MetadataQuorumCommand", "--bootstrap-controller", bootstrap_controller, "describe",
+        proc = run_java(version, "MetadataQuorumCommand", "--bootstrap-controller", bootstrap_controller, "describe",
                         what, timeout=120)
         out[what.lstrip("-")] = proc.stdout.decode()
     return out
@@ -269,11 +305,11 @@ def dir_id(node: Node) -> str:
     return re.search(r"^directory\.id=(\S+)", text, re.M).group(1)  # type: ignore[union-attr]
 
 
-def wait_voters(bootstrap_controller: str, want: set[int], timeout: float = 90) -> dict:
+def wait_voters(bootstrap_controller: str, want: set[int], timeout: float = 90, version: str = VERSION) -> dict:
     """Wait until DescribeMetadataQuorum lists exactly ``want`` as voters; the quorum."""
     t0 = time.monotonic()
     while True:
-        quorum = oracle4x("quorum", "controller:" + bootstrap_controller)[0]
+        quorum = oracle4x("quorum", "controller:" + bootstrap_controller, version=version)[0]
         if {v["replica_id"] for v in quorum["voters"]} == want:
             return quorum
         if time.monotonic() - t0 > timeout:
@@ -281,12 +317,12 @@ def wait_voters(bootstrap_controller: str, want: set[int], timeout: float = 90) 
         time.sleep(1)
 
 
-def voters_case(workdir: Path, root: Path = FIXTURES) -> Path:
+def voters_case(workdir: Path, root: Path = FIXTURES, version: str = VERSION) -> Path:
     """The voters-change case: a standalone dynamic quorum, a controller added, then removed."""
     base = workdir / "voters"
-    cid = cluster_id(f"{VERSION}-voters")
-    n1 = Node(VERSION, 1, base / "node1", props=dict(GROUP_PROPS))
-    n2 = Node(VERSION, 2, base / "node2", props=dict(GROUP_PROPS), roles="controller")
+    cid = cluster_id(f"{version}-voters")
+    n1 = Node(version, 1, base / "node1", props=dict(GROUP_PROPS))
+    n2 = Node(version, 2, base / "node2", props=dict(GROUP_PROPS), roles="controller")
     quorum_bootstrap = f"127.0.0.1:{n1.controller_port}"
     for n in (n1, n2):
         n.props.update({"controller.quorum.bootstrap.servers": quorum_bootstrap,
@@ -301,20 +337,20 @@ def voters_case(workdir: Path, root: Path = FIXTURES) -> Path:
         n2.format(cid, ("--no-initial-controllers",))
         n1.start()
         n1.wait_started()
-        facts["before"] = wait_voters(quorum_bootstrap, {1})
+        facts["before"] = wait_voters(quorum_bootstrap, {1}, version=version)
         n2.start()
         n2.wait_started()
         cfg = n2.config()
-        run_java(VERSION, "MetadataQuorumCommand", "--bootstrap-controller", quorum_bootstrap, "--command-config",
+        run_java(version, "MetadataQuorumCommand", "--bootstrap-controller", quorum_bootstrap, "--command-config",
                  str(cfg), "add-controller", timeout=120)
-        facts["after_add"] = wait_voters(quorum_bootstrap, {1, 2})
-        facts["after_add_text"] = quorum_text(quorum_bootstrap)
-        run_java(VERSION, "MetadataQuorumCommand", "--bootstrap-controller", quorum_bootstrap, "remove-controller",
+        facts["after_add"] = wait_voters(quorum_bootstrap, {1, 2}, version=version)
+        facts["after_add_text"] = quorum_text(quorum_bootstrap, version)
+        run_java(version, "MetadataQuorumCommand", "--bootstrap-controller", quorum_bootstrap, "remove-controller",
                  "--controller-id", "2", "--controller-directory-id", dir_id(n2), timeout=120)
-        facts["after_remove"] = wait_voters(quorum_bootstrap, {1})
+        facts["after_remove"] = wait_voters(quorum_bootstrap, {1}, version=version)
         time.sleep(4)  # a metadata snapshot after the change (metadata.snapshot.max.interval.ms)
-        facts["final"] = oracle4x("quorum", "controller:" + quorum_bootstrap)[0]
-        facts["final_text"] = quorum_text(quorum_bootstrap)
+        facts["final"] = oracle4x("quorum", "controller:" + quorum_bootstrap, version=version)[0]
+        facts["final_text"] = quorum_text(quorum_bootstrap, version)
         facts["directory_ids"] = {"1": dir_id(n1), "2": dir_id(n2)}
         n2.stop()
         n1.stop()
@@ -322,10 +358,10 @@ def voters_case(workdir: Path, root: Path = FIXTURES) -> Path:
         n2.kill()
         n1.kill()
     return save("voters-change", n1.log_dir, ["__cluster_metadata-0"], {"quorum": facts},
-                "a KRaft voter change (KIP-853) on Kafka 4.4: node 1 formatted --standalone, controller 2 "
+                f"a KRaft voter change (KIP-853) on Kafka {version}: node 1 formatted --standalone, controller 2 "
                 "(--no-initial-controllers) added with kafka-metadata-quorum add-controller, then removed with "
                 "remove-controller; data/ is node 1's metadata log, data-node2/ controller 2's",
-                other_dirs={"data-node2": n2.log_dir}, root=root)
+                other_dirs={"data-node2": n2.log_dir}, root=root, version=version)
 
 
 CASES = {"share": share_case, "streams": streams_case, "voters": voters_case}

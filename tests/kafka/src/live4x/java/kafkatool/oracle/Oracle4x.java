@@ -21,7 +21,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
-import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
 import org.apache.kafka.clients.admin.StreamsGroupMemberDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
@@ -265,20 +264,13 @@ public final class Oracle4x {
                     f2 = false;
                 }
                 b.append("], \"offsets\": {");
-                Map<TopicPartition, SharePartitionOffsetInfo> offs = new TreeMap<>(
+                Map<TopicPartition, Object> offs = new TreeMap<>(
                     (x, y) -> (x.topic() + "-" + x.partition()).compareTo(y.topic() + "-" + y.partition()));
-                offs.putAll(admin.listShareGroupOffsets(Map.of(l.groupId(), new ListShareGroupOffsetsSpec()))
-                    .partitionsToOffsetInfo(l.groupId()).get(30, TimeUnit.SECONDS));
+                offs.putAll(shareOffsets(admin, l.groupId()));
                 f2 = true;
                 for (var e : offs.entrySet()) {
-                    SharePartitionOffsetInfo info = e.getValue();
                     b.append(f2 ? "" : ", ").append(Oracle.str(e.getKey().topic() + "-" + e.getKey().partition()))
-                        .append(": {\"start_offset\": ").append(info == null ? "null" : info.startOffset())
-                        .append(", \"leader_epoch\": ")
-                        .append(info == null ? "null" : info.leaderEpoch().map(Object::toString).orElse("null"))
-                        .append(", \"lag\": ")
-                        .append(info == null ? "null" : info.lag().map(Object::toString).orElse("null"))
-                        .append("}");
+                        .append(": ").append(shareOffsetJson(e.getValue()));
                     f2 = false;
                 }
                 b.append("}");
@@ -354,5 +346,48 @@ public final class Oracle4x {
                 .append(", \"log_end_offset\": ").append(s.logEndOffset()).append("}");
         }
         return b.append("]").toString();
+    }
+
+    /**
+     * A share group's start offsets: 4.2+'s {@code partitionsToOffsetInfo} (start offset, leader epoch, lag), or
+     * 4.1's {@code partitionsToOffsetAndMetadata} (the start offset alone), whichever this release's admin client
+     * has.
+     */
+    @SuppressWarnings("unchecked")
+    static Map<TopicPartition, Object> shareOffsets(Admin admin, String groupId) throws Exception {
+        Object result = admin.listShareGroupOffsets(Map.of(groupId, new ListShareGroupOffsetsSpec()));
+        java.lang.reflect.Method method;
+        try {
+            method = result.getClass().getMethod("partitionsToOffsetInfo", String.class);
+        } catch (NoSuchMethodException e) {
+            method = result.getClass().getMethod("partitionsToOffsetAndMetadata", String.class);
+        }
+        var future = (org.apache.kafka.common.KafkaFuture<Map<TopicPartition, Object>>) method.invoke(result, groupId);
+        return future.get(30, TimeUnit.SECONDS);
+    }
+
+    /** One share-partition offset as JSON: an object with what this release reports, or the start offset alone. */
+    static String shareOffsetJson(Object info) throws Exception {
+        if (info == null) {
+            return "null";
+        }
+        if (info instanceof Number) {
+            return info.toString();
+        }
+        if (info instanceof OffsetAndMetadata) {
+            return Long.toString(((OffsetAndMetadata) info).offset());
+        }
+        Object start = info.getClass().getMethod("startOffset").invoke(info);
+        Object epoch = info.getClass().getMethod("leaderEpoch").invoke(info);
+        Object lag = info.getClass().getMethod("lag").invoke(info);
+        return "{\"start_offset\": " + start + ", \"leader_epoch\": " + optional(epoch) + ", \"lag\": "
+            + optional(lag) + "}";
+    }
+
+    private static String optional(Object value) {
+        if (value instanceof java.util.Optional<?>) {
+            return ((java.util.Optional<?>) value).map(Object::toString).orElse("null");
+        }
+        return String.valueOf(value);
     }
 }
