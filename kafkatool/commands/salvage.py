@@ -8,17 +8,30 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import orjson
 import typer
 
-from kafkatool.analysis.salvage import export_rows, repaired_layout, salvage, salvage_document
+from kafkatool.analysis.reproduce import Options, reproduce
+from kafkatool.analysis.salvage import SalvageResult, export_rows, repaired_layout, salvage, salvage_document
 from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
+from kafkatool.engine.reproduce import (
+    load_progress,
+    parse_properties,
+    parse_rate,
+    parse_topic_map,
+    producer_settings,
+)
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.files import read_bytes, read_text
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.render.output import Diagnostics
-from kafkatool.render.salvage_report import render_salvage
+from kafkatool.render.salvage_report import count_progress, render_salvage, wants_bar
 from kafkatool.schema.filenames import parse_partition_dir
-from kafkatool.writing.atomic import prepare_output_dir, prepare_output_file
+from kafkatool.writing.atomic import prepare_output_dir, prepare_output_file, write_atomic
+from kafkatool.writing.kafka_sink import KafkaTarget
 from kafkatool.writing.salvage_writer import staged_dir, write_jsonl, write_parquet
+
+PARTITIONING = ("keep", "key")
 
 
 class ExportKind(StrEnum):
@@ -39,6 +52,47 @@ def parse_replicas(specs: list[str]) -> dict[int, Path]:
     return out
 
 
+def split_partition_options(values: list[str]) -> tuple[str | None, str]:
+    """``--partition`` values: ``keep``/``key`` (re-produce partitioning) and at most one ``TOPIC-N`` filter."""
+    modes = [v for v in values if v in PARTITIONING]
+    names = [v for v in values if v not in PARTITIONING]
+    if len(set(modes)) > 1 or len(set(names)) > 1:
+        raise UsageError("--partition takes one of keep|key and one TOPIC-N at most")
+    return (names[0] if names else None), (modes[0] if modes else "keep")
+
+
+def produce_to(result: SalvageResult, bootstrap: str, inputs: list[Path], *, topic_map: list[str],
+               partitioning: str, include_aborted: bool, rate: str | None, dry_run: bool, producer_config: str | None,
+               progress_file: str | None, quiet: bool) -> dict:
+    """Re-produce the salvaged records into the cluster at ``bootstrap``; the summary document."""
+    opts = Options(bootstrap, parse_topic_map(topic_map), partitioning, include_aborted, parse_rate(rate), dry_run)
+    user = parse_properties(read_text(producer_config)) if producer_config is not None else {}
+    earlier = None
+    if progress_file is not None:
+        path = Path(progress_file)
+        prepare_output_file(path, inputs, force=True)
+        if path.exists():
+            try:
+                earlier = orjson.loads(read_bytes(path))
+            except orjson.JSONDecodeError:
+                raise UsageError(f"--progress {progress_file}: not a kafkatool salvage progress file") from None
+    progress = load_progress(earlier, opts.target_doc())
+    target = KafkaTarget(producer_settings(bootstrap, user))
+
+    def save(doc: dict) -> None:
+        write_atomic(Path(progress_file or ""), orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+
+    total = sum(sum(c.records for c, st in zip(p.selection.chosen, p.states, strict=True) if not c.control)
+                for p in result.partitions)
+    try:
+        with count_progress(total, f"re-producing to {bootstrap}", enabled=wants_bar(quiet=quiet)) as advance:
+            summary = reproduce(result, target, progress, opts, save=save if progress_file is not None else None,
+                                advance=advance)
+    finally:
+        target.close()
+    return summary.document(opts)
+
+
 def command(
     paths: Annotated[list[str] | None, typer.Argument(
         help="Log dirs or partition directories (leftover -delete, -stray and -future directories included).",
@@ -50,8 +104,11 @@ def command(
         "--leader", metavar="BROKER_ID", help="The final leader, whose epoch cache decides between copies "
                                               "(default: the PATH inputs, else the replica with the newest epoch).")]
     = None,
-    partition: Annotated[str | None, typer.Option("--partition", "-p", metavar="TOPIC-N",
-                                                  help="Only this partition.")] = None,
+    partition: Annotated[list[str] | None, typer.Option(
+        "--partition", "-p", metavar="TOPIC-N|keep|key",
+        help="TOPIC-N: only this partition. keep (default) or key: with --produce-to, each record to the same "
+             "partition number of its target topic, or to the partition its key hashes to (Kafka's murmur2).")]
+    = None,
     out: Annotated[str | None, typer.Option(
         "--out", metavar="DIR", help="Write the repaired log dir here (new or empty; never inside an input).")]
     = None,
@@ -68,6 +125,27 @@ def command(
                                             help="The clock for Kafka's recovery (default: the current time).")]
     = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or jsonl.")] = OutputFormat.table,
+    produce: Annotated[str | None, typer.Option(
+        "--produce-to", metavar="HOST:PORT", help="Re-produce the salvaged records into this live cluster "
+                                                 "(idempotent producer; the target topics must exist).")] = None,
+    topic_map: Annotated[list[str] | None, typer.Option(
+        "--topic-map", metavar="SRC=DST", help="With --produce-to: send topic SRC's records to topic DST "
+                                              "(repeatable; default: the same name).")] = None,
+    include_aborted: Annotated[bool, typer.Option(
+        "--include-aborted", help="With --produce-to: also send records of aborted and never-ended transactions.")]
+    = False,
+    rate: Annotated[str | None, typer.Option(
+        "--rate", metavar="RECORDS/S", help="With --produce-to: send at most this many records a second.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --produce-to: check the target and count what would be sent; send nothing.")]
+    = False,
+    producer_config: Annotated[str | None, typer.Option(
+        "--producer-config", metavar="FILE", help="With --produce-to: the client's properties (TLS, SASL, "
+                                                  "tuning; librdkafka names).")] = None,
+    progress_file: Annotated[str | None, typer.Option(
+        "--progress", metavar="FILE", help="With --produce-to: record what the cluster acknowledged here, and "
+                                           "resume from it (a rerun sends nothing twice).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
     follow_links: FollowLinks = False,
 ) -> None:
     """Recover every trustworthy batch of a damaged broker's partitions, beyond what Kafka's recovery keeps:
@@ -76,6 +154,15 @@ def command(
     def body() -> int:
         if not paths and not replica:
             raise UsageError("give at least one PATH or --replica BROKER_ID=DIR")
+        only, partitioning = split_partition_options(partition or [])
+        if produce is None:
+            used = [name for name, given in (("--topic-map", topic_map), ("--include-aborted", include_aborted),
+                                              ("--rate", rate), ("--dry-run", dry_run),
+                                              ("--producer-config", producer_config), ("--progress", progress_file),
+                                              ("--partition keep|key", set(partition or []) & set(PARTITIONING)))
+                    if given]
+            if used:
+                raise UsageError(f"{', '.join(used)} only go with --produce-to HOST:PORT")
         inputs = [Path(p) for p in paths or []]
         replicas = parse_replicas(replica or [])
         every = [*inputs, *replicas.values()]
@@ -92,7 +179,7 @@ def command(
             prepare_output_file(Path(export), every, force=force)
             if out is not None and Path(out).resolve() in Path(export).resolve().parents:
                 raise UsageError(f"--export {export} is inside --out {out}")
-        result = salvage(inputs, replicas, leader=leader, partition=partition,
+        result = salvage(inputs, replicas, leader=leader, partition=only,
                          now=now if now is not None else int(time.time() * 1000),
                          segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes)
         if out is not None:
@@ -109,9 +196,15 @@ def command(
             rows = writer(Path(export or ""), export_rows(result, binary=kind is ExportKind.parquet))
             Diagnostics().note(f"exported {rows} record(s) to {export}")
         doc = salvage_document(result)
+        failed = False
+        if produce is not None:
+            doc["reproduce"] = produce_to(result, produce, every, topic_map=topic_map or [], partitioning=partitioning,
+                                          include_aborted=include_aborted, rate=rate, dry_run=dry_run,
+                                          producer_config=producer_config, progress_file=progress_file, quiet=quiet)
+            failed = bool(doc["reproduce"]["refused"] or doc["reproduce"]["stopped"])
         render_salvage(doc, fmt.value)
         damaged = bool(doc["not_read"]) or any(p["lost"] or p["conflicts"] or p["defects"] or p["rejected"]
                                                for p in doc["partitions"])
-        return int(ExitCode.DEFECTS if damaged else ExitCode.CLEAN)
+        return int(ExitCode.DEFECTS if damaged or failed else ExitCode.CLEAN)
 
     run_guarded(body, follow_links=follow_links)

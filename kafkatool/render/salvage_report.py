@@ -4,6 +4,8 @@ from where, the offsets lost everywhere and the conflicts (table / json / jsonl)
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 import orjson
@@ -61,6 +63,47 @@ def _partition(console: Console, p: Row) -> None:
         console.print(Text(f"  {len(p['defects'])} defect(s) skipped in the sources (see -f json)", style="dim"))
 
 
+def wants_bar(*, quiet: bool, err: TextIO | None = None) -> bool:
+    """A re-produce progress bar: stderr is a terminal and ``--quiet`` was not given."""
+    stream = err or sys.stderr
+    try:
+        return not quiet and stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextmanager
+def count_progress(total: int, description: str, *, enabled: bool,
+                   err: TextIO | None = None) -> Iterator[Callable[[int], None]]:
+    """A progress bar over ``total`` records on stderr (a no-op when not ``enabled``); yields ``advance(n)``."""
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(file=err or sys.stderr), transient=True) as bar:
+        task = bar.add_task(for_people(description), total=max(total, 1))
+        yield lambda n: bar.advance(task, n)
+
+
+def _reproduce(console: Console, r: Row) -> None:
+    verb = "would send" if r["dry_run"] else "sent"
+    sent = r["would_send"] if r["dry_run"] else r["sent"]
+    console.print(Text(f"re-produce to {r['target']} ({r['partitioning']} partitioning): {sent} record(s) {verb}, "
+                       f"{r['skipped']} skipped (delivered by an earlier run; {r['found_in_target']} found in the "
+                       f"target's tail), {r['refused']} refused, {r['left_out']} left out (aborted or open "
+                       "transactions" + ("" if r["include_aborted"] else "; --include-aborted sends them") + ")",
+                       style="bold"))
+    for name, s in r["partitions"].items():
+        console.print(f"  {name} -> {s['target']}: {s['sent']} {verb}, {s['skipped']} skipped, {s['refused']} "
+                      f"refused, {s['left_out']} left out")
+    for x in r["refusals"]:
+        console.print(Text(f"  refused {x['partition']} offset {x['offset']}: {x['error']}", style="red"))
+    if r["stopped"]:
+        console.print(Text(f"  stopped: {r['stopped']} (rerun with the same --progress to resume)", style="red"))
+
+
 def render_salvage(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     """Write the salvage account ``doc`` (its JSON shape is the ``--format json`` schema)."""
     out = out or sys.stdout
@@ -84,3 +127,5 @@ def render_salvage(doc: Row, fmt: str, out: TextIO | None = None) -> None:
     console.print(Text(f"total: Kafka's recovery keeps {t['kafka_records']} record(s); salvage keeps "
                        f"{t['records']} ({t['records_beyond_kafka']} beyond); {t['lost_offsets']} offset(s) lost "
                        f"everywhere; {t['conflicts']} conflict(s)", style="bold"))
+    if doc.get("reproduce"):
+        _reproduce(console, doc["reproduce"])
