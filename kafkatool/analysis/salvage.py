@@ -446,7 +446,13 @@ def _segment_bytes(p: PartitionSalvage, batches: list[int]) -> Iterator[bytes]:
 
 def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
     """Every file of the repaired log dir, by relative path: small files as bytes, segments and copied files as
-    byte streams read from the inputs on demand."""
+    byte streams read from the inputs on demand.
+
+    No ``.kafka_cleanshutdown``: without it ``LogLoader.recoverLog`` re-validates every segment from the recovery
+    point (here the log end, so only the active segment) and rebuilds the producer state from the snapshot at the
+    log end, truncating nothing salvaged (seen on a real broker, ``tests/kafka/test_salvage_live.py``); the marker
+    would make Kafka skip that check of files no broker wrote, and claim a broker epoch's clean shutdown that never
+    happened."""
     offsets: list[tuple[TopicPartition, int]] = []
     for p in result.partitions:
         plan = p.plan

@@ -1,11 +1,18 @@
 """Salvage against a real broker: one node under the workload stopped cleanly, a copy of its log dir with one byte
-flipped in the middle of a data segment and the clean-shutdown marker removed (Kafka's recovery then truncates
-there and deletes the later segments), ``kafkatool salvage --out --export`` on the copy, then a node of the same
-version started on the repaired copy and every data partition consumed from the start with Kafka's own consumer
-semantics (kafka-python, read_uncommitted and read_committed): each salvaged record must come back at its original
-offset with the same key, value, headers and timestamp, and aborted ones must be hidden from read_committed.
+flipped in the middle of a data segment and the clean-shutdown marker removed, ``kafkatool salvage --out --export``
+on the copy, then a node of the same version started on the repaired copy and every data partition consumed from
+the start with Kafka's own consumer semantics (kafka-python, read_uncommitted and read_committed): each salvaged
+record must come back at its original offset with the same key, value, headers and timestamp, and aborted ones
+must be hidden from read_committed.
 
-    python -m tests.kafka.salvage_live 4.4.0 /tmp/salvage-live
+Two places for the damage. Below the recovery point (:func:`run`): a clean stop checkpoints the recovery point at
+the log end, so ``LogLoader.recoverLog`` re-reads only the active segment and Kafka keeps the damaged segment as it
+is. At the recovery point (:func:`run_truncation`, a crash before the damaged segment was flushed: its recovery
+point set back to the segment's base offset): Kafka's recovery re-reads the segment, stops at the damaged batch,
+truncates there and deletes every later segment; a node started on the unrepaired copy and one on the salvaged copy
+are then consumed side by side.
+
+    python -m tests.kafka.salvage_live 4.4.0 /tmp/salvage-live [truncation]
 """
 
 from __future__ import annotations
@@ -20,27 +27,34 @@ from pathlib import Path
 from typing import Any
 
 from tests.kafka.broker import Cluster, KafkaError, Node, Workload, oracle
-from tests.kafka.crash import RESTART_PROPS, TOPIC_CONFIGS, _batches, data_partitions
+from tests.kafka.crash import RESTART_PROPS, TOPIC_CONFIGS, _batches, _checkpoint_set, data_partitions
 
 WORKLOAD_BYTES = 3 << 20
 WORKLOAD_MS = 25_000
+#: The truncation case needs only a few segments of one partition: a shorter workload.
+TRUNCATION_BYTES = 1 << 20
+TRUNCATION_MS = 10_000
+RECOVERY_POINT = "recovery-point-offset-checkpoint"
 
 
-def make_base(version: str, workdir: Path) -> tuple[Path, dict[str, str], str]:
+def make_base(version: str, workdir: Path, max_bytes: int = WORKLOAD_BYTES,
+              max_ms: int = WORKLOAD_MS) -> tuple[Path, dict[str, str], str]:
     """A node under the workload, stopped cleanly; its log dir, props and cluster id."""
     with Cluster(version, workdir / "base", seed=7) as cluster:
         cluster.format()
         cluster.start()
         node = cluster.nodes[0]
         oracle(version, "topics", cluster.bootstrap, "1", TOPIC_CONFIGS)
-        with Workload(cluster, 7, WORKLOAD_BYTES, WORKLOAD_MS, mix="plain,idem,txn,codecs") as work:
-            work.wait(timeout=WORKLOAD_MS / 1000 + 120)
+        with Workload(cluster, 7, max_bytes, max_ms, mix="plain,idem,txn,codecs") as work:
+            work.wait(timeout=max_ms / 1000 + 120)
         node.stop()
         return node.log_dir, dict(node.props), cluster.cluster_id
 
 
-def damage(log_dir: Path) -> str:
-    """Flip one byte inside a middle batch of the first multi-segment data partition with many batches."""
+def damage(log_dir: Path, at_recovery_point: bool = False) -> str:
+    """Flip one byte inside a middle batch of the first multi-segment data partition with many batches; with
+    ``at_recovery_point`` also set that partition's recovery point back to the damaged segment's base offset (the
+    segment was not flushed when the broker died), so Kafka's recovery re-reads it."""
     for part in data_partitions(log_dir):
         segs = sorted(part.glob("*.log"))
         if len(segs) < 2 or not part.name.startswith(("txn", "plain")):
@@ -54,6 +68,8 @@ def damage(log_dir: Path) -> str:
         data[at] ^= 0xFF
         segs[0].write_bytes(bytes(data))
         (log_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)
+        if at_recovery_point:
+            _checkpoint_set(log_dir / RECOVERY_POINT, part.name, int(segs[0].name.split(".")[0]))
         return f"{part.name}/{segs[0].name} byte {at} (batch at {base})"
     raise KafkaError("no data partition with two segments and six batches")
 
@@ -86,6 +102,72 @@ def consume(topic_partitions: list[str], bootstrap: str, isolation: str) -> dict
 
 def _b(x: str | None) -> bytes | None:
     return None if x is None else base64.b64decode(x)
+
+
+def _salvage(copy: Path, out: Path, export: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    proc = subprocess.run([sys.executable, "-m", "kafkatool", "salvage", "-f", "json", "--out", str(out),
+                           "--export", str(export), str(copy)], capture_output=True, text=True, timeout=600,
+                          check=False)
+    if proc.returncode not in (0, 1):
+        raise KafkaError(f"salvage exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout), [json.loads(line) for line in export.read_text().splitlines()]
+
+
+def _mismatches(rows: list[dict[str, Any]], served: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Each salvaged record not served at its offset with the same timestamp, key, value and headers."""
+    out: list[str] = []
+    for name, recs in served.items():
+        by_offset = {r["offset"]: r for r in recs}
+        for r in (r for r in rows if f"{r['topic']}-{r['partition']}" == name):
+            got = by_offset.get(r["offset"])
+            want = (r["timestamp"], _b(r["key"]), _b(r["value"]), [(h["key"], _b(h["value"])) for h in r["headers"]])
+            if got is None or (got["timestamp"], got["key"], got["value"], got["headers"]) != want:
+                out.append(f"{name} offset {r['offset']}: salvaged {want[:1]} served {got and got['timestamp']}")
+    return out
+
+
+def run_truncation(version: str, workdir: Path) -> dict[str, Any]:
+    """Damage at the recovery point: a node on the unrepaired copy (Kafka truncates) against a node on the
+    salvaged copy, both consumed read_uncommitted; a summary with every mismatch."""
+    log_dir, props, _cid = make_base(version, workdir, TRUNCATION_BYTES, TRUNCATION_MS)
+    copy = workdir / "damaged"
+    shutil.copytree(log_dir, copy)
+    what = damage(copy, at_recovery_point=True)
+    damaged_part = what.split("/")[0]
+    account, rows = _salvage(copy, workdir / "repaired", workdir / "export.jsonl")
+    names = sorted({f"{r['topic']}-{r['partition']}" for r in rows})
+    nodes = {"unrepaired": Node(version, 1, workdir / "on-damaged", props={**props, **RESTART_PROPS}),
+             "salvaged": Node(version, 1, workdir / "on-salvaged", props={**props, **RESTART_PROPS})}
+    shutil.copytree(copy, nodes["unrepaired"].log_dir)  # the broker changes what it loads: never the evidence
+    shutil.copytree(workdir / "repaired", nodes["salvaged"].log_dir)
+    served: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    try:
+        for node in nodes.values():
+            node.start()
+        for key, node in nodes.items():
+            node.wait_started()
+            oracle(version, "ready", node.bootstrap, "1", "60000", timeout=120)
+            served[key] = consume(names, node.bootstrap, "read_uncommitted")
+    finally:
+        for node in nodes.values():
+            node.kill()
+    (part,) = [p for p in account["partitions"] if p["partition"] == damaged_part]
+    logs = {k: n.log_text() for k, n in nodes.items()}
+    rescanned = [line for line in logs["salvaged"].splitlines()
+                 if "Recovering unflushed segment" in line and f"partition={damaged_part}," in line]
+    return {"version": version, "damage": what,
+            "kafka_logged_truncation": "Corruption found in segment" in logs["unrepaired"],
+            "salvaged_logged_truncation": "Corruption found in segment" in logs["salvaged"],
+            "salvaged_segments_rescanned": len(rescanned),
+            "account_kafka": part["kafka"], "account_salvage": part["salvage"]["records"],
+            "salvaged_rows": sum(f"{r['topic']}-{r['partition']}" == damaged_part for r in rows),
+            "served_unrepaired": len(served["unrepaired"][damaged_part]),
+            "served_unrepaired_end": max((r["offset"] for r in served["unrepaired"][damaged_part]), default=-1) + 1,
+            "served_salvaged": len(served["salvaged"][damaged_part]),
+            "served_total": {k: sum(len(v) for v in s.values()) for k, s in served.items()},
+            "records_exported": len(rows),
+            "mismatches": _mismatches(rows, served["salvaged"])[:50],
+            "mismatch_count": len(_mismatches(rows, served["salvaged"]))}
 
 
 def run(version: str, workdir: Path) -> dict[str, Any]:
@@ -136,4 +218,5 @@ def run(version: str, workdir: Path) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(sys.argv[1], Path(sys.argv[2])), indent=2))
+    experiment = run_truncation if sys.argv[3:] == ["truncation"] else run
+    print(json.dumps(experiment(sys.argv[1], Path(sys.argv[2])), indent=2))
