@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from kafkatool.cli import app
 from kafkatool.reading.log import read_log
+from tests.report_support import CLOCK, json_of, make_report, num
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -142,3 +143,31 @@ def test_corpus_repaired_logs_load_without_loss(case: str, tmp_path: Path) -> No
     code, text = _run("simulate-restart", "-f", "json", "--now", "1700003600000", str(out))
     for p in json.loads(text)["partitions"]:
         assert p["outcome"] == "loaded" and p["loss"]["records"] == 0, p["directory"]
+
+
+def test_report_salvage_section_is_salvages_account(tmp_path: Path) -> None:
+    """The report's salvage section says what ``salvage -f json`` says: Kafka's recovery against salvage per
+    partition, the sources, the offsets lost everywhere; a hostile partition directory name is shown escaped."""
+    src = tmp_path / "in"
+    shutil.copytree(REPO / "fixtures" / "crc-flip-above-recovery-point", src)
+    hostile = "pay\u202ements\x1b[31m-0"
+    (src / "payments-0").rename(src / hostile)
+    code, html, page = make_report(tmp_path / "r.html", src)
+    assert code == 1
+    _, doc = json_of("salvage", "--now", CLOCK, "-f", "json", str(src))
+    (p,) = doc["partitions"]
+    (row,) = page.rows_of("salvage-partitions")
+    assert [num(x) for x in row[1:]] == [p["kafka"]["records"], p["kafka"]["records_lost"],
+                                         p["kafka"]["log_end_offset"], p["salvage"]["records"],
+                                         p["salvage"]["records_beyond_kafka"], p["salvage"]["log_end_offset"],
+                                         sum(g["count"] for g in p["lost"]), len(p["conflicts"])]
+    assert p["salvage"]["records_beyond_kafka"] > 0
+    assert [num(r[4]) for r in page.rows_of("salvage-sources")] == [s["records"] for s in p["sources"]]
+    assert [(num(r[1]), num(r[2])) for r in page.rows_of("salvage-lost")] == [(g["from"], g["to"]) for g in p["lost"]]
+    assert "\u202e" not in html and "\x1b" not in html and "\\u202e" in html
+    assert "kafkatool salvage --now" in html and "salvage: " in html  # the command, and the verdict's reason
+
+
+def test_report_leaves_salvage_out_on_a_healthy_log_dir(tmp_path: Path) -> None:
+    _code, _html, page = make_report(tmp_path / "r.html", REPO / "fixtures" / "codecs-clean")
+    assert page.by_id("salvage") is None and not page.rows_of("salvage-partitions")

@@ -17,6 +17,7 @@ from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.analysis.replay import DEFAULT_TXN_TIMEOUT_MS, cluster_transaction_version, replay_document
 from kafkatool.analysis.replica_sets import analyse
 from kafkatool.analysis.restart import restart_document
+from kafkatool.analysis.salvage import salvage, salvage_document
 from kafkatool.analysis.transactions import transactions_document
 from kafkatool.analysis.verdict import follower_losses, restart_marks, verdict
 from kafkatool.engine.replay import replay
@@ -89,7 +90,74 @@ def groups_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) ->
     }
 
 
-SECTION_HOOKS: list[SectionHook] = [transactions_section, groups_section]
+def _needs_salvage(doc: dict[str, Any]) -> bool:
+    return any(p["marks"]["failed"] or p["marks"]["truncate_at"] is not None for p in doc["partitions"]) or any(
+        f["severity"] == "error" for f in doc["findings"])
+
+
+def salvage_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) -> dict[str, Any] | None:
+    """What ``kafkatool salvage`` keeps beside what Kafka's recovery keeps, per partition and by source, the
+    offsets lost everywhere and the conflicts between copies; only when a restart would cut or fail to load a
+    partition, or check found an error (on a healthy log dir salvage keeps what Kafka keeps)."""
+    if not _needs_salvage(doc):
+        return None
+    nodes = [data.meta_properties.node_id if data.meta_properties is not None else None for _, data in inputs]
+    as_replicas = len(inputs) > 1 and None not in nodes and len(set(nodes)) == len(nodes)
+    paths = [Path(path) for path, _ in inputs]
+    replicas = {int(n): p for n, p in zip(nodes, paths, strict=True)} if as_replicas else {}
+    clock = doc["now"] if doc["now"] is not None else int(time.time() * 1000)
+    acc = salvage_document(salvage([] if as_replicas else paths, replicas, now=clock))
+    args = [a for n, p in replicas.items() for a in ("--replica", f"{n}={p}")] if as_replicas else list(map(str, paths))
+    now_args = ["--now", doc["now"]] if doc["now"] is not None else []
+    parts = acc["partitions"]
+    t = acc["totals"]
+    kept = [[p["partition"], (p["kafka"] or {}).get("records"), (p["kafka"] or {}).get("records_lost"),
+             "fails to load" if p["kafka"] and p["kafka"]["outcome"] != "loaded" else
+             ("no live copy" if p["kafka"] is None else (p["kafka"] or {}).get("log_end_offset")),
+             p["salvage"]["records"], p["salvage"]["records_beyond_kafka"], p["salvage"]["log_end_offset"],
+             sum(g["count"] for g in p["lost"]), len(p["conflicts"])] for p in parts]
+    sources = [[p["partition"], s["file"], s["kind"], s["replica"], s["records"], s["records_beyond_kafka"],
+                f"{s['from']}-{s['to']}"] for p in parts for s in p["sources"]]
+    lost = [[p["partition"], g["from"], g["to"], g["count"], g["why"],
+             "; ".join(f"{d['file']} byte {d['position']}" for d in g["damage"])] for p in parts for g in p["lost"]]
+    conflicts = [[p["partition"], f"{c['offsets']['from']}-{c['offsets']['to']}" if c["offsets"] else "", c["reason"],
+                  ", ".join(f"{k['file']} byte {k['position']} (epoch {k['leader_epoch']})" for k in c["kept"]),
+                  f"{c['left_out']['file']} byte {c['left_out']['position']} (epoch {c['left_out']['leader_epoch']})"]
+                 for p in parts for c in p["conflicts"]]
+    tables = [{"caption": "Kafka's recovery against salvage, per partition", "id": "salvage-partitions",
+               "columns": ["partition", "Kafka keeps (records)", "Kafka loses", "Kafka's log end", "salvage keeps",
+                           "beyond Kafka", "salvage's log end", "offsets lost everywhere", "conflicts"],
+               "rows": kept, "numeric": [1, 2, 3, 4, 5, 6, 7, 8]},
+              {"caption": "Where salvage's records come from", "id": "salvage-sources",
+               "columns": ["partition", "source", "kind", "replica", "records", "beyond Kafka", "offsets"],
+               "rows": sources, "numeric": [3, 4, 5]}]
+    if lost:
+        tables.append({"caption": "Offsets no trustworthy batch of any copy holds", "id": "salvage-lost",
+                       "columns": ["partition", "from", "to", "count", "why", "damage"], "rows": lost,
+                       "numeric": [1, 2, 3]})
+    if conflicts:
+        tables.append({"caption": "Conflicts: copies holding other records at the same offsets",
+                       "id": "salvage-conflicts",
+                       "columns": ["partition", "offsets", "why", "kept", "left out"], "rows": conflicts})
+    beyond = t["records_beyond_kafka"]
+    return {
+        "id": "salvage", "title": "Salvage: what can be saved beyond Kafka's recovery",
+        "intro": f"Kafka's recovery keeps {t['kafka_records']} record(s); salvage keeps {t['records']}, "
+                 f"{beyond} of them beyond Kafka's recovery (every CRC-valid batch of every copy and leftover, "
+                 f"byte for byte at its offset); {t['lost_offsets']} offset(s) are lost everywhere; "
+                 f"{t['conflicts']} conflict(s) between copies. Write the repaired log dir with --out, or "
+                 "re-produce the records into a live cluster with --produce-to.",
+        "columns": [], "rows": [], "tables": tables,
+        "commands": [command("kafkatool", "salvage", *now_args, *args),
+                     command("kafkatool", "salvage", *now_args, "--out", "/restore/logdir", "--export",
+                             "/restore/records.parquet", *args)],
+        "level": "healthy",
+        "reasons": [f"salvage: {beyond} record(s) that Kafka's recovery drops can be saved (see Salvage)."]
+        if beyond else [],
+    }
+
+
+SECTION_HOOKS: list[SectionHook] = [transactions_section, groups_section, salvage_section]
 
 
 #: The producer plot resolves at most this many offset steps across a partition: spans of one producer closer

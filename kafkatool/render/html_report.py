@@ -243,7 +243,13 @@ def _findings(doc: Doc) -> str:
 
 def _extra(section: Doc) -> str:
     out = [f'<section class="extra" id="{_e(_slug(section["id"]))}"><h2>{_e(section["title"])}</h2>',
-           f"<p>{_e(section.get('intro', ''))}</p>", _table(section["columns"], section["rows"])]
+           f"<p>{_e(section.get('intro', ''))}</p>"]
+    if section["columns"]:
+        out.append(_table(section["columns"], section["rows"]))
+    for t in section.get("tables", []):  # a section of several tables, each with its caption
+        out.append(f'<h3 id="{_e(_slug(t["id"]))}">{_e(t["caption"])}</h3>')
+        out.append(_table(t["columns"], t["rows"], classes=[t["id"]] * len(t["rows"]),
+                          numeric=set(t.get("numeric", []))) if t["rows"] else '<p class="empty">none</p>')
     out += [f'<pre class="cmd">{_e(c)}</pre>' for c in section.get("commands", [])]
     return "".join(out) + "</section>"
 
