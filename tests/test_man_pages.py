@@ -32,3 +32,16 @@ def test_the_wheel_installs_every_man_page(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         shipped = {Path(n).name for n in z.namelist() if "/data/share/man/man1/" in n}
     assert shipped == set(PAGES)
+
+
+def test_salvage_page_documents_every_option_of_its_help() -> None:
+    import re
+
+    from typer.testing import CliRunner
+
+    from kafkatool.cli import app
+
+    helptext = CliRunner().invoke(app, ["salvage", "--help"]).stdout
+    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", helptext)) - {"--help"}
+    page = (REPO / "man" / "kafkatool-salvage.1").read_text().replace("\\-", "-")
+    assert options and not {o for o in options if o not in page}, sorted(o for o in options if o not in page)

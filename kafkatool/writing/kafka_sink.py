@@ -66,7 +66,9 @@ class KafkaTarget:
 
     def _client_error(self, err: Exception) -> UsageError:
         brokers = self._conf.get("bootstrap.servers", "")
-        return UsageError(f"--produce-to {brokers}: {err}" + (f" ({self.errors[-1]})" if self.errors else ""))
+        inner = err.args[0] if isinstance(err, self._ck.KafkaException) and err.args else err
+        text = inner.str() if isinstance(inner, self._ck.KafkaError) else str(inner)
+        return UsageError(f"--produce-to {brokers}: {text}" + (f" ({self.errors[-1]})" if self.errors else ""))
 
     @property
     def consumer(self) -> Any:
