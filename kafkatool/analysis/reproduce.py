@@ -208,9 +208,9 @@ def _send(target: Target, p: PartitionSalvage, row: dict[str, Any], entry: Any, 
     offset = row["offset"]
 
     def delivered(error: str | None, refused: bool, topic: str, partition: int, at: int) -> None:
-        if error is None:
-            progress.acknowledged(f"{topic}-{partition}", at)
+        if error is None:  # recorded before the target offset: an interrupt between leaves it to the tail read
             entry.finished(offset)
+            progress.acknowledged(f"{topic}-{partition}", at)
             summary.sent += 1
             stats["sent"] += 1
         elif refused:
