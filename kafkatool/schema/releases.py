@@ -152,7 +152,7 @@ def _view_fields(fields: tuple[Field, ...], later: frozenset[str], highest: int 
             continue
         nested = _view_fields(f.fields, later, highest, path + ".") if f.fields else f.fields
         if highest is None:
-            out.append(replace(f, fields=nested) if nested is not f.fields else f)
+            out.append(replace(f, fields=nested) if f.fields else f)
             continue
         if versions(f.versions)[0] > highest:
             continue
@@ -163,29 +163,30 @@ def _view_fields(fields: tuple[Field, ...], later: frozenset[str], highest: int 
     return tuple(out)
 
 
-_VIEWS: dict[tuple[int, str, Lacks], tuple[Message, Message]] = {}
-"""(declaration's identity, name, entry) -> (declaration, view): a view is built once, so the reader's per-struct
+_VIEWS: dict[tuple[int, Lacks], tuple[Message, Message]] = {}
+"""(declaration's identity, entry) -> (declaration, view): a view is built once, so the reader's per-struct
 plans (cached by the fields' identity) are too."""
 
 
-def _view(message: Message, name: str, entry: Lacks) -> Message:
-    key = (id(message), name, entry)
+def _view(message: Message, entry: Lacks) -> Message:
+    """``message`` as a release whose spec lacks ``entry`` reads it (built once per declaration and entry)."""
+    key = (id(message), entry)
     hit = _VIEWS.get(key)
     if hit is not None and hit[0] is message:
         return hit[1]
-    view = _make_view(message, name, entry)
+    view = _make_view(message, entry)
     _VIEWS[key] = (message, view)
     return view
 
 
-def _make_view(message: Message, name: str, entry: Lacks) -> Message:
+def _make_view(message: Message, entry: Lacks) -> Message:
     fields = _view_fields(message.fields, frozenset(entry.later), entry.highest)
     if entry.highest is None:
-        return replace(message, name=name, fields=fields)
+        return replace(message, fields=fields)
     low, _ = versions(message.valid)
     flexible_low, flexible_high = versions(message.flexible)
     flexible = f"{flexible_low}+" if flexible_low <= min(flexible_high, entry.highest) else "none"
-    return replace(message, name=name, valid=f"{low}+", fields=fields, flexible=flexible)
+    return replace(message, valid=f"{low}+", fields=fields, flexible=flexible)
 
 
 def as_read_by(message: Message, name: str, release: str | None) -> Message | None:
@@ -195,4 +196,4 @@ def as_read_by(message: Message, name: str, release: str | None) -> Message | No
     present, entry = lacks(name, release)
     if not present:
         return None
-    return message if entry is None else _view(message, name, entry)
+    return message if entry is None else _view(message, entry)
