@@ -100,6 +100,8 @@ class Definition:
     flexible: str
     api_key: int | None
     fields: tuple[dict[str, Any], ...]
+    common_structs: frozenset[str] = frozenset()
+    """The names of the spec's ``commonStructs`` (their generated classes have no version check of their own)."""
 
 
 def _element_type(type_name: str) -> str:
@@ -126,7 +128,7 @@ def parse(version: str, artifact: str, path: str, text: str) -> Definition:
     common = {s["name"]: s.get("fields", []) for s in spec.get("commonStructs", [])}
     return Definition(version, artifact, path, spec["name"], spec.get("type", ""), spec.get("validVersions", ""),
                       spec.get("flexibleVersions", "none"), spec.get("apiKey"),
-                      _resolve(spec.get("fields", []), common))
+                      _resolve(spec.get("fields", []), common), frozenset(common))
 
 
 @cache

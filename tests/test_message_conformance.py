@@ -23,6 +23,7 @@ import pytest
 
 from kafkatool.schema.kafka_message import FIXED, ZERO_UUID_TEXT, Field, Message, read_message
 from kafkatool.schema.messages import KEY, MESSAGES, RELEASE_LAYOUTS, Declared, declared
+from kafkatool.schema.releases import RELEASE_LACKS, Lacks
 from tests.kafka.versions import VERSIONS
 from tests.kafka_definitions import PRIMITIVES, Definition, definitions, missing_jars
 
@@ -280,6 +281,149 @@ def test_every_in_scope_spec_is_seen(version: str) -> None:
     for name in ("TransactionLogValue", "GroupMetadataValue", "PartitionRecord", "LeaderChangeMessage",
                  "VotersRecord", "QuorumStateData", "RemoteLogSegmentMetadataRecord"):
         assert name in seen, f"{name} not found in Kafka {version}'s jars"
+
+
+# --- what each release's own classes lack (kafkatool.schema.releases) ------------------------------------------
+
+PRE_41_NAMES = {"LegacyOffsetCommitKey": "OffsetCommitKey", "LegacyOffsetCommitValue": "OffsetCommitValue"}
+"""4.1+ names whose message 3.x and 4.0 declared under another name (one pair for coordinator types 0 and 1)."""
+
+
+def _later_fields(ours: tuple[Field, ...], theirs: tuple[dict[str, Any], ...] | list[dict[str, Any]], low: int,
+                  high: int, prefix: str = "") -> list[str]:
+    """The paths of kafkatool's fields present at some version in ``low..high`` that the release's spec lacks
+    (matched by JSON name, at every level of the fields both have)."""
+    known = {f["name"][:1].lower() + f["name"][1:]: f for f in theirs}
+    out: list[str] = []
+    for f in ours:
+        first, last = _range(f.versions)
+        if last < low or first > high:
+            continue
+        spec = known.get(f.json_name)
+        if spec is None:
+            out.append(prefix + f.name)
+        else:
+            out += _later_fields(f.fields, spec.get("fields", ()), low, high, f"{prefix}{f.name}.")
+    return out
+
+
+def release_lacks(version: str) -> dict[str, Lacks | None]:
+    """What ``version``'s specs lack next to each message kafkatool declares, recomputed from its jars: ``None``
+    for a message it does not have; else its highest valid version when below kafkatool's (not for coordinator
+    keys, read at their record type) and kafkatool's fields it lacks at the versions it knows. The declaration
+    compared is the one kafkatool reads that release with (its own layout where :data:`RELEASE_LAYOUTS` has one);
+    formats older than their spec and the exclusions are left out."""
+    specs = definitions(version)
+    out: dict[str, Lacks | None] = {}
+    for name in sorted(MESSAGES):
+        if name in SPEC_ADDED_LATER or (version, name) in EXCLUDED or (None, name) in EXCLUDED:
+            continue
+        decl = declared(name, version)
+        assert decl is not None
+        spec = specs.get(name) or specs.get(PRE_41_NAMES.get(name, ""))
+        if spec is None:
+            out[name] = None
+            continue
+        low, high = _range(spec.valid)
+        highest = None if decl.part == KEY or high >= _range(decl.message.valid)[1] else high
+        later = tuple(_later_fields(decl.message.fields, spec.fields, low, high))
+        if highest is not None or later:
+            out[name] = Lacks(highest, later)
+    return out
+
+
+def release_lacks_problems(version: str) -> list[str]:
+    """Every entry of :data:`RELEASE_LACKS` for ``version``'s line that is missing, wrong or superfluous, and
+    every listed message whose version check kafkatool would model wrongly (a common struct's class has none)."""
+    line = ".".join(version.split(".")[:2])
+    expected = release_lacks(version)
+    table = RELEASE_LACKS.get(line, {})
+    problems = []
+    for name in sorted(set(expected) | set(table)):
+        want = expected.get(name, "not listed")
+        got = table.get(name, "not listed")
+        if want != got:
+            problems.append(f"{line} {name}: kafkatool's table has {got!r}, Kafka {version}'s specs say {want!r}")
+    specs = definitions(version)
+    for name, entry in table.items():
+        spec = specs.get(name) or specs.get(PRE_41_NAMES.get(name, ""))
+        if entry is not None and entry.highest is not None and spec is not None:
+            used = {_element_type(f["type"]) for f in _all_fields(spec.fields)} & spec.common_structs
+            if used:
+                problems.append(f"{line} {name}: common structs {sorted(used)} have no version check of their own")
+    return problems
+
+
+def _element_type(type_name: str) -> str:
+    return type_name.removeprefix("[]")
+
+
+def _all_fields(fields: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [x for f in fields for x in (f, *_all_fields(f.get("fields", ())))]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_release_lacks_are_exact(version: str) -> None:
+    """kafkatool's table of what each release lacks is complete and exact for every message it declares."""
+    _require(version)
+    problems = release_lacks_problems(version)
+    assert not problems, "\n".join(problems)
+
+
+def test_release_lacks_check_fails_on_a_wrong_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing, a wrong and a superfluous entry are each reported."""
+    import kafkatool.schema.releases as releases
+
+    version = "3.9.2"
+    _require(version)
+    table = dict(releases.RELEASE_LACKS["3.9"])
+    del table["OffsetCommitValue"]
+    table["RegisterBrokerRecord"] = Lacks(highest=4)
+    table["PartitionRecord"] = Lacks(later=("Directories",))
+    monkeypatch.setitem(releases.RELEASE_LACKS, "3.9", table)
+    problems = release_lacks_problems(version)
+    for name in ("OffsetCommitValue", "RegisterBrokerRecord", "PartitionRecord"):
+        assert any(f" {name}:" in p for p in problems), (name, problems)
+
+
+def test_a_release_reads_as_its_own_classes() -> None:
+    """The readers :func:`as_read_by` makes: later tags skipped, a nested struct's version check, an absent
+    message, the newest declaration untouched."""
+    from kafkatool.errors import DecodeError
+    from kafkatool.schema import metadata_records as mr
+    from kafkatool.schema.releases import as_read_by
+
+    offset_commit = MESSAGES["OffsetCommitValue"].message
+    assert as_read_by(offset_commit, "OffsetCommitValue", None) is offset_commit
+    assert as_read_by(offset_commit, "OffsetCommitValue", "4.4.0") is offset_commit
+    older = as_read_by(offset_commit, "OffsetCommitValue", "4.0")
+    assert older is not None and "topicId" not in [f.name for f in older.fields]
+    assert as_read_by(offset_commit, "OffsetCommitValue", "4.0.2") is older  # built once
+    # v4 (flexible) with a topicId tag: the newest shows it, 4.0 skips the tag
+    value = (b"\x00\x04" + struct.pack(">qi", 7, -1) + b"\x01" + struct.pack(">q", 9)
+             + b"\x01\x00\x10" + bytes(range(16)))
+    assert "topicId" in read_message(offset_commit, value, 4, 2)[0]
+    assert read_message(older, value, 4, 2)[0] == {"offset": 7, "leaderEpoch": -1, "metadata": "",
+                                                  "commitTimestamp": 9}
+    legacy = as_read_by(offset_commit, "LegacyOffsetCommitValue", "4.1")  # type 0's class: version 0 only
+    assert legacy is not None and legacy.flexible == "none"
+    assert [f.name for f in legacy.fields] == ["offset", "metadata", "commitTimestamp"]
+    # RegisterBrokerRecord v4 with one endpoint: 3.9's BrokerEndpoint class throws, an empty array does not
+    register = as_read_by(mr.BY_API_KEY[0], "RegisterBrokerRecord", "3.9")
+    assert register is not None and {f.name: f.highest for f in register.fields}["EndPoints"] == 3
+    endpoint = b"\x02" + b"\x02a" + b"\x02h" + struct.pack(">Hh", 9092, 0) + b"\x00"
+    body = struct.pack(">i", 1) + b"\x00" + bytes(16) + struct.pack(">q", 5)
+    record = b"\x01\x00\x04" + body + endpoint + b"\x01" + b"\x00" + b"\x00\x00" + b"\x00"
+    assert mr.parse_metadata_record(record).fields["endPoints"][0]["port"] == 9092
+    with pytest.raises(DecodeError, match="Failed to deserialize record with type 0: Can't read version 4 of "
+                                          "BrokerEndpoint"):
+        mr.parse_metadata_record(record, "3.9")
+    empty = b"\x01\x00\x04" + body + b"\x01" + b"\x01" + b"\x00" + b"\x00\x00" + b"\x00"
+    assert mr.parse_metadata_record(empty, "3.9").fields["endPoints"] == []
+    clear_elr = mr.BY_API_KEY[28]
+    assert clear_elr.name == "ClearElrRecord" and as_read_by(clear_elr, "ClearElrRecord", "3.9") is None
+    assert mr.parse_metadata_record(b"\x01\x1c\x00\x02t\x00").record_class == "ClearElrRecord"
+    assert mr.parse_metadata_record(b"\x01\x1c\x00\x02t\x00", "3.9").record_class is None
 
 
 def _zero_value(fields: tuple[Field, ...], version: int, flexible: bool) -> bytes:

@@ -966,7 +966,7 @@ def index_lookup(index: IndexSlots, target: int) -> tuple[int, int]:
 
 
 def offset_index_sanity(path: str, index: IndexSlots) -> None:
-    """``OffsetIndex.sanityCheck``."""
+    """``OffsetIndex.sanityCheck`` (``path``: the file's absolute path, as its messages name it)."""
     last = index.slots[-1][0] if index.entries else index.base_offset
     if index.entries != 0 and last < index.base_offset:
         raise DlsError(f"Corrupt index found, index file {path} has non-zero size but the last offset is {last} "
@@ -977,7 +977,7 @@ def offset_index_sanity(path: str, index: IndexSlots) -> None:
 
 
 def time_index_sanity(path: str, index: IndexSlots) -> None:
-    """``TimeIndex.sanityCheck``."""
+    """``TimeIndex.sanityCheck`` (``path``: the file's absolute path, as its messages name it)."""
     if index.entries:
         last_ts, last_offset = index.slots[-1]
         first_ts = index.slots[0][0]
@@ -1024,7 +1024,7 @@ def dump_index(session: DlsSession, path: str, index: IndexSlots | None, log_buf
             out.println(f"{path} is empty.")
             return out.finish()
         if sanity_only:
-            offset_index_sanity(path, index)
+            offset_index_sanity(key if key is not None else path, index)  # file().getAbsolutePath()
             out.println(f"{path} passed sanity check.")
             return out.finish()
         for i, (offset, position) in enumerate(index.slots):
@@ -1065,7 +1065,7 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
             raise missing_index_error()
         records = FileRecordsView(log_path, log_buf, max_output=max_output)
         if sanity_only:
-            time_index_sanity(path, time_index)
+            time_index_sanity(key if key is not None else path, time_index)  # file().getAbsolutePath()
             out.println(f"{path} passed sanity check.")
             return out.finish()
         previous_ts = -1
@@ -1073,7 +1073,11 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
             if offset == time_index.base_offset and i > 0:
                 break
             _, position = index_lookup(index, offset)
-            batches = list(records.slice(position, INT_MAX).batches())
+            batches = records.slice(position, INT_MAX).batches()
+            if not session.layout.scala_tool:
+                # the Java tool reads every batch after the position first (a bad one further on throws); the
+                # Scala tool's ``batches.asScala.find`` stops at the first match and never reads past it
+                batches = iter(list(batches))
             match = next((b for b in batches if b.last_offset >= offset), None)
             if match is None:
                 session.record_not_found(path, key, offset, -1)

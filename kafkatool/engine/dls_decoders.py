@@ -30,6 +30,7 @@ from kafkatool.schema import share_group_state as sgs
 from kafkatool.schema import transaction_log as tl
 from kafkatool.schema.kafka_message import read_message, version_prefix
 from kafkatool.schema.messages import VALUE, coordinator_message, coordinator_record_types
+from kafkatool.schema.releases import as_read_by
 from kafkatool.storage.java_hash import scala_hash_set_order
 
 Parser = Callable[[Record], tuple[str | None, str | None]]
@@ -67,9 +68,14 @@ def offsets_parser(record: Record, release: str | None = None) -> tuple[str | No
     key_text = jackson({"type": str(key["version"]), "data": key["data"]})
     if value is None or record.value is None:
         return key_text, "<DELETE>"
-    # The converter writes a tagged field only when it differs from its default: read the value as it does.
+    # The converter writes a tagged field only when it differs from its default: read the value as it does,
+    # with that release's class (fields added after it skipped, its version checks).
     message = coordinator_message(gc.OFFSETS_TOPIC, VALUE, rtype, release) or gc.RECORD_TYPES[rtype][2]
-    data = read_message(message, record.value, value["version"], 2)[0]
+    try:
+        data = read_message(message, record.value, value["version"], 2)[0]
+    except DecodeError as err:  # CoordinatorRecordSerde.readMessage's wrapping of the generated read's error
+        return (f"Error at offset {record.offset}, skipping. Could not read record with version {value['version']} "
+                f"from value's buffer due to: {java_read_error(err.reason)}."), None
     if decoded.kind == "group_metadata":
         data = _consumer_members(data)
     return key_text, jackson({"version": str(value["version"]), "data": data})
@@ -107,11 +113,12 @@ def transaction_log_parser(record: Record) -> tuple[str | None, str | None]:
                  f"txnTimeoutMs={v['transactionTimeoutMs']}")
 
 
-def transaction_log_json_parser(record: Record, status_names: bool = True) -> tuple[str | None, str | None]:
+def transaction_log_json_parser(record: Record, status_names: bool = True,
+                                release: str | None = None) -> tuple[str | None, str | None]:
     """4.1+'s ``TransactionLogMessageParser``: the key and value as the offsets decoder prints its records (the key
     ``{"type":"<version>","data":...}``, the value ``{"version":"<v>","data":...}`` in the converter's JSON,
-    ``<DELETE>`` for a tombstone). 4.4 replaces the status byte by ``TransactionState``'s name
-    (``status_names``); 4.1 to 4.3 print the number."""
+    ``<DELETE>`` for a tombstone), the value read with ``release``'s class (:mod:`kafkatool.schema.releases`). 4.4
+    replaces the status byte by ``TransactionState``'s name (``status_names``); 4.1 to 4.3 print the number."""
     if record.key is None:
         raise DlsError(f"Failed to decode message at offset {record.offset} using transaction log decoder "
                        "(message had a missing key)")
@@ -126,7 +133,9 @@ def transaction_log_json_parser(record: Record, status_names: bool = True) -> tu
         value_version = version_prefix(record.value)
         if value_version is None:
             value_version = -1
-        data = read_message(tl.TRANSACTION_LOG_VALUE, record.value, value_version, 2)[0]
+        value_message = as_read_by(tl.TRANSACTION_LOG_VALUE, "TransactionLogValue", release) \
+            or tl.TRANSACTION_LOG_VALUE
+        data = read_message(value_message, record.value, value_version, 2)[0]
     except DecodeError as err:
         return f"Error at offset {record.offset}, skipping. {err.reason}", None
     state = tl.state_name(data["transactionStatus"]) if status_names else None
@@ -160,14 +169,16 @@ def _metadata_json(value: Any) -> str:
     return jackson(value)
 
 
-def cluster_metadata_parser(record: Record) -> tuple[str | None, str | None]:
+def cluster_metadata_parser(record: Record, release: str | None = None) -> tuple[str | None, str | None]:
     """``ClusterMetadataLogMessageParser.parse`` (``--cluster-metadata-decoder``): no key; the payload
     ``{"type":"<MetadataRecordType>","version":<v>,"data":{...}}``, or ``Error at <offset>, skipping. <message>``
-    where ``MetadataRecordSerde`` throws (the message is Kafka's, details after it are left out)."""
+    where ``MetadataRecordSerde`` throws (the message is Kafka's, details after it are left out). ``release``
+    (``None``: the newest) reads with its own classes: a record version above its highest fails where a nested
+    struct's class checks it, an api key it lacks is unknown."""
     if record.value is None:
         return None, f"Error at {record.offset}, skipping. null"
     try:
-        rec = mr.parse_metadata_record(record.value)
+        rec = mr.parse_metadata_record(record.value, release)
     except DecodeError as err:
         message = err.reason
         if message.startswith("Failed to deserialize record with type") or message.startswith("Error while reading"):
@@ -196,11 +207,12 @@ def java_read_error(reason: str) -> str:
     return reason
 
 
-def _share_parser(java_tool: bool) -> Parser:
+def _share_parser(java_tool: bool, release: str | None = None) -> Parser:
     """``ShareGroupStateMessageParser.parse``. 4.0's Scala tool reads values in 4.0's preview layouts, labels the
     value ``{"type":"<version>",...}`` as it does the key and names the share group state decoder when a key is
     missing; 4.1+'s Java tool (``CoordinatorRecordMessageParser``) reads the 4.1+ layouts and labels the value
-    ``{"version":"<version>",...}`` as the offsets decoder does."""
+    ``{"version":"<version>",...}`` as the offsets decoder does, with ``release``'s classes (fields added after
+    it skipped, :mod:`kafkatool.schema.releases`)."""
     value_label = "version" if java_tool else "type"
     missing = "the specified decoder" if java_tool else "share group state topic decoder"
 
@@ -224,6 +236,7 @@ def _share_parser(java_tool: bool) -> Parser:
             if version is None:
                 return f"Error at offset {record.offset}, skipping. Could not read version from value's buffer.", None
             message = sgs.RECORD_TYPES[rtype][2] if java_tool else sgs.PREVIEW_VALUES[rtype]
+            message = as_read_by(message, message.name, release) or message
             # The converter writes a tagged field only when it differs from its default: read the value as it does.
             data = read_message(message, record.value, version, 2)[0]
         except DecodeError as err:  # CoordinatorRecordSerde.readMessage's wrapping of the generated read's error
@@ -359,12 +372,15 @@ def parser_for(name: str, layout: KafkaLayout) -> Parser | None:
     if name in MISSING.get(layout.name, ()):
         return None
     if name == "transaction-log" and layout.transaction_log_json:
-        return _java_missing_key(partial(transaction_log_json_parser, status_names=layout.transaction_status_names))
+        return _java_missing_key(partial(transaction_log_json_parser, status_names=layout.transaction_status_names,
+                                         release=layout.name))
     if name == "group-coordinator":  # over that release's serde; 4.1+: the Java tool
         parser: Parser = partial(offsets_parser, release=layout.name)
         return _java_missing_key(parser) if layout.leader_change_json else parser
-    if name == "share-group-state" and not layout.leader_change_json:  # 4.0: the Scala tool
-        return _share_parser(java_tool=False)
+    if name == "share-group-state":  # 4.0: the Scala tool
+        return _share_parser(java_tool=layout.leader_change_json, release=layout.name)
+    if name == "cluster-metadata":
+        return partial(cluster_metadata_parser, release=layout.name)
     if name == "remote-log-metadata" and layout.name == "3.9":
         return _remote_parser(txn_index_empty=False)
     return PARSERS.get(name)

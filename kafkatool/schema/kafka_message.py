@@ -82,6 +82,10 @@ class Field:
     tagged: str | None = None
     default: Any = None
     fields: tuple[Field, ...] = ()
+    highest: int | None = None
+    """For a struct field: the highest version its generated class reads, when a release knows fewer versions of
+    the message than kafkatool (:mod:`kafkatool.schema.releases`): above it the nested class's ``read`` throws
+    ``Can't read version V of <Struct>``."""
 
     @property
     def json_name(self) -> str:
@@ -188,7 +192,7 @@ class _Reader:
 @cache
 def _element(f: Field) -> Field:
     """The element spec of array field ``f``."""
-    return Field(f.name, f.type[2:], f.versions, fields=f.fields)
+    return Field(f.name, f.type[2:], f.versions, fields=f.fields, highest=f.highest)
 
 
 def _length(r: _Reader, kind: str, flexible: bool, path: str) -> int:
@@ -239,6 +243,8 @@ def _read_value(r: _Reader, f: Field, version: int, path: str, flexible: bool, t
         marker = r.uvarint(path) if tagged else r.take(1, path)[0]
         if (marker <= 0) if tagged else (marker >= 0x80):  # readUnsignedVarint() <= 0 / readByte() < 0
             return None
+    if f.highest is not None and version > f.highest:  # the nested class's own version check
+        raise DecodeError(path, f"Can't read version {version} of {kind.removeprefix('[]')}", r.pos)
     return read_struct(r, f.fields, version, path, flexible)
 
 

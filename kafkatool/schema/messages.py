@@ -20,6 +20,7 @@ from kafkatool.schema import share_group_state as sgs
 from kafkatool.schema import transaction_log as tl
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES
 from kafkatool.schema.kafka_message import Message
+from kafkatool.schema.releases import as_read_by
 
 KEY = "key"
 VALUE = "value"
@@ -149,12 +150,13 @@ def coordinator_record_types(topic: str, release: str | None = None) -> frozense
 
 def coordinator_message(topic: str, part: str, record_type: int, release: str | None = None) -> Message | None:
     """The key or value (``part``) declaration of ``topic``'s ``record_type`` as ``release`` reads it (its own
-    layout where it differs, :data:`RELEASE_LAYOUTS`); ``None`` when that release does not read the type."""
+    layout where it differs, :data:`RELEASE_LAYOUTS`, without the fields added after it,
+    :data:`kafkatool.schema.releases.RELEASE_LACKS`); ``None`` when that release does not read the type."""
     if record_type not in coordinator_record_types(topic, release):
         return None
     for decl in MESSAGES.values():
         if decl.where == topic and decl.part == KEY and decl.number == record_type:
             name = decl.name.removesuffix("Key") + ("Key" if part == KEY else "Value")
             found = declared(name, release)
-            return found.message if found else None
+            return as_read_by(found.message, name, release) if found else None
     return None

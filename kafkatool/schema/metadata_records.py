@@ -21,6 +21,7 @@ from kafkatool.model import Defect, RecordBatch
 from kafkatool.schema.control import RAFT_CONTROL_MESSAGES, parse_control_record, parse_raft_control_message
 from kafkatool.schema.kafka_message import Field as F
 from kafkatool.schema.kafka_message import Message, read_message
+from kafkatool.schema.releases import as_read_by
 from kafkatool.schema.topic_records import DecodedRecord, RecordDefect, TopicDecoder, register
 from kafkatool.schema.varint import read_unsigned_varint
 
@@ -192,12 +193,16 @@ def read_frame(data: bytes) -> tuple[int, int, int, int]:
     return frame, api_key, version, pos
 
 
-def parse_metadata_record(value: bytes | memoryview) -> MetadataRecord:
-    """Decode one record value with ``MetadataRecordSerde``'s rules; raises :class:`DecodeError`
-    (position relative to the value) where Kafka throws ``MetadataParseException``."""
+def parse_metadata_record(value: bytes | memoryview, release: str | None = None) -> MetadataRecord:
+    """Decode one record value with ``MetadataRecordSerde``'s rules, as ``release`` (``"3.9"``...; ``None``: the
+    newest) reads it (:mod:`kafkatool.schema.releases`: a record type it lacks is an unknown api key, fields added
+    after it are unknown tags); raises :class:`DecodeError` (position relative to the value) where Kafka throws
+    ``MetadataParseException``."""
     data = bytes(value)
     frame, api_key, version, pos = read_frame(data)
     message = BY_API_KEY.get(api_key)
+    if message is not None and release is not None:
+        message = as_read_by(message, message.name, release)
     if message is None:
         return MetadataRecord(frame, api_key, version, None, None, data[pos:])
     try:

@@ -72,7 +72,8 @@ def as_released(lines: list[str], cwd: Path, index: bool) -> list[str]:
     (see its DUMP-README) with two differences from the release jars, which ``tests/kafka/test_dls_conformance.py``
     runs: the released tools name a file in their end-of-run summaries by its absolute path (the key of their
     maps, ``File.getAbsolutePath``), not as given, and the log of a dumped ``index``/time index likewise in
-    exceptions; and the Java tool (4.3 on) heads the not-found list ``... not found in :<file>``."""
+    exceptions, as the index itself in its sanity check's; and the Java tool (4.3 on) heads the not-found list
+    ``... not found in :<file>``."""
     out = []
     for line in lines:
         for head in SUMMARY_HEADS:
@@ -81,6 +82,10 @@ def as_released(lines: list[str], cwd: Path, index: bool) -> list[str]:
         # an index's log is opened as new File(index.getAbsoluteFile().getParent(), ...): messages name it so
         if index:
             line = re.sub(r"(file=|in file )(?!/)([^ ,]+\.log)", lambda m: m.group(1) + str(cwd / m.group(2)), line)
+            # the index's own sanityCheck names it by file().getAbsolutePath()
+            line = re.sub(r"^(Corrupt time index found, time index file \(|Time index file |Corrupt index found, "
+                          r"index file |Index file )(?!/)([^ )]+index)", lambda m: m.group(1) + str(cwd / m.group(2)),
+                          line)
         out.append(line)
     return out
 
