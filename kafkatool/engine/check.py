@@ -20,7 +20,7 @@ from kafkatool.engine.swaps import SwapPlan, log_after_swaps
 from kafkatool.engine.verify import (
     LogChecker,
     abort_marker_candidates,
-    batch_leader_epoch_arrays,
+    batch_leader_epoch_windows,
     batch_leader_epochs,
     check_offset_index,
     check_time_index,
@@ -506,16 +506,16 @@ def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
     start_arr = np.asarray(starts, dtype=np.int64)
     epoch_arr = np.asarray([e.epoch for e in epochs], dtype=np.int64)
     for s in part.segments:
-        offsets, batch_epochs_ = batch_leader_epoch_arrays(s.entries)
-        k = np.searchsorted(start_arr, offsets, side="right")
-        wrong = np.flatnonzero((k > 0) & (epoch_arr[np.maximum(k - 1, 0)] != batch_epochs_))
-        if not len(wrong):
-            continue
-        _, first = np.unique(batch_epochs_[wrong], return_index=True)
-        for i in sorted(wrong[first].tolist()):  # each epoch's first wrong batch, in file order
-            epoch = int(batch_epochs_[i])
-            if epoch not in reported:
-                mismatch(int(offsets[i]), epoch, epochs[int(k[i]) - 1])
+        for offsets, batch_epochs_ in batch_leader_epoch_windows(s.entries):
+            k = np.searchsorted(start_arr, offsets, side="right")
+            wrong = np.flatnonzero((k > 0) & (epoch_arr[np.maximum(k - 1, 0)] != batch_epochs_))
+            if not len(wrong):
+                continue
+            _, first = np.unique(batch_epochs_[wrong], return_index=True)
+            for i in sorted(wrong[first].tolist()):  # each epoch's first wrong batch, in file order
+                epoch = int(batch_epochs_[i])
+                if epoch not in reported:
+                    mismatch(int(offsets[i]), epoch, epochs[int(k[i]) - 1])
     return out
 
 
