@@ -52,6 +52,7 @@ from kafkatool.schema.filenames import (
     offset_from_name,
 )
 from kafkatool.schema.time_index import INT64_MAX, INT64_MIN
+from kafkatool.schema.txn_index import key_positions
 from kafkatool.storage.tiered import DELETE_SEGMENT_STARTED, RemoteLog, outside_lineage
 
 # Reading defects and the severity they carry in a data directory.
@@ -365,7 +366,7 @@ def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
 def _check_txn_index(seg: SegmentData) -> list[Defect]:
     out: list[Defect] = []
     markers = _abort_markers(seg)
-    entries = {(t.producer_id, t.last_offset): i for i, t in enumerate(seg.txn_index or [])}
+    entries = key_positions(seg.txn_index or [])
     for (pid, offset), batch in sorted(markers.items(), key=lambda kv: kv[0][1]):
         if (pid, offset) in entries:
             continue

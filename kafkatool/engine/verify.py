@@ -34,8 +34,8 @@ from kafkatool.storage.producer_state import COMMIT_MARKER
 from kafkatool.storage.tiered import RemoteLog, local_start_view
 
 WINDOW_ROWS = 1 << 16
-"""The entries whose header columns a check holds at a time (about 13 MB, and the mapped pages they were read from): a segment is checked window by window,
-never with columns of all its batches."""
+"""The entries whose header columns a check holds at a time (about 13 MB, and the mapped pages they come from):
+a segment is checked window by window, never with columns of all its batches."""
 _last: list[Any] = [None, None]  # the window whose columns were asked last (its key), and its columns
 
 
