@@ -1031,8 +1031,11 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
             if offset == time_index.base_offset and i > 0:
                 break
             _, position = index_lookup(index, offset)
-            # batches.find(_.lastOffset >= offset): read up to the match only, as Kafka's lazy iterator does
-            match = next((b for b in records.slice(position, INT_MAX).batches() if b.last_offset >= offset), None)
+            # Kafka reads every batch from there to the end (a failure past the match still throws), keeping none
+            match = None
+            for b in records.slice(position, INT_MAX).batches():
+                if match is None and b.last_offset >= offset:
+                    match = b
             if match is None:
                 session.record_not_found(path, key, offset, -1)
             elif match.last_offset != offset:
