@@ -37,7 +37,7 @@ import cramjam
 import xxhash
 import zstandard
 
-from kafkatool.errors import CodecError
+from kafkatool.errors import CapExceeded, CodecError
 from kafkatool.model import Compression
 
 DEFAULT_MAX_OUTPUT = 64 << 20
@@ -182,10 +182,13 @@ def _label(codec: object) -> str:
 
 
 def _too_big(codec: str, max_output: int, position: int | None = None) -> CodecError:
-    return CodecError(FIELD, f"{codec} payload decompresses to more than {max_output} bytes (refused)", position)
+    return CapExceeded(FIELD, f"{codec} payload decompresses to more than {max_output} bytes (refused)", position)
 
 
 # --- gzip -----------------------------------------------------------------------------------------
+
+
+GUNZIP_STEP = 1 << 20
 
 
 def _gunzip(raw: bytes, max_output: int) -> bytes:
@@ -199,7 +202,8 @@ def _gunzip(raw: bytes, max_output: int) -> bytes:
         chunk = raw[start:] if start else raw
         try:
             while True:
-                out += d.decompress(chunk, max_output + 1 - len(out))
+                # a step at a time: zlib's own output blocks never exceed it (memory: the output plus one step)
+                out += d.decompress(chunk, min(GUNZIP_STEP, max_output + 1 - len(out)))
                 if len(out) > max_output:
                     raise _too_big("gzip", max_output, len(raw) - len(d.unconsumed_tail))
                 if d.eof or not d.unconsumed_tail:
