@@ -77,7 +77,7 @@ class ColumnEntries(SegmentEntries):
 def span_arrays(entries: SegmentEntries) -> tuple[np.ndarray, np.ndarray]:
     """A lazily held segment's ``(position, end)`` spans as two int64 arrays, from its own arrays."""
     pos = np.asarray(entries._pos[entries._lo:entries._hi], dtype=np.int64)
-    return pos, pos + np.asarray(entries._size[entries._lo:entries._hi], dtype=np.int64)
+    return pos, pos + entries.size_array()
 
 
 READ_WINDOW = 16 << 20
@@ -108,7 +108,6 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
         scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + READ_WINDOW),
                            max_output=limits.max_decompressed_bytes, path=path)
         legacy = scan.legacy
-        n = len(scan) + len(legacy)
         if scan.defects or scan.landing <= at or (scan.landing < size and scan.landing < at + READ_WINDOW) or (
                 scan.crc_valid is not None and not bool(scan.crc_valid.all())) or not bool(
                 legacy["crc_valid"].all()):
@@ -134,10 +133,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
             order = np.argsort(pos, kind="stable")
             pos, sizes = pos[order], sizes[order]
             newest = max(newest, int(legacy["timestamp"].max()))
-        entries._pos.extend(pos.tolist())
-        entries._size.extend(sizes.tolist())
-        entries._crc.extend(bytes([_CRC_VALID]) * n)
-        entries._hi += n
+        entries.extend_columns(pos, sizes, _CRC_VALID)
         for where in to_read.tolist():
             entry = read_entry_at(buf, where, max_output=limits.max_decompressed_bytes)
             entry.crc_valid = True
@@ -165,8 +161,8 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
         return None
     markers = entries._markers if isinstance(entries, ColumnEntries) else None
     pos = np.asarray(entries._pos[lo:hi], dtype=np.int64)
-    size = np.asarray(entries._size[lo:hi], dtype=np.int64)
-    crc = np.frombuffer(bytes(entries._crc[lo:hi]), dtype=np.uint8)
+    size = entries.size_array()
+    crc = entries.crc_flags()
     n = len(pos)
     kept = entries._heads if isinstance(entries, ColumnEntries) else None
     if kept is not None and markers is not None and len(markers) < MAX_MARKERS:  # else: markers read again
