@@ -5,7 +5,8 @@ Python object costs about 450 bytes a batch, 2.8 GB for 1 GiB of one-record batc
 keeps 4 bytes a batch, its position (an entry's size is the distance to the next one; only the sizes of entries
 not followed by the next, after damage, and of the last are kept, and the walk's CRC verdicts only once they
 differ) and re-reads a header from the file when an entry is asked for; slices are views over the same arrays, so
-an engine can keep "the entries up to here" without a copy. Iteration maps the file once and lets the pages behind it go, as the walk does.
+an engine can keep "the entries up to here" without a copy. Iteration maps the file once and lets the pages behind
+it go, as the walk does.
 
 An entry comes back exactly as the read made it (:func:`complete_entry` is the one place that finishes a walked
 entry, on the first read and on every re-read): control batches' records decoded, a legacy wrapper's inner offsets.

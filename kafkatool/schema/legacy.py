@@ -28,7 +28,7 @@ from construct import Int8sb, Int32sb, Int32ub, Int64sb, Struct
 
 from kafkatool.errors import CapExceeded, CodecError, DecodeError
 from kafkatool.model import NO_TIMESTAMP, Compression, LegacyBatch, Record, TimestampType
-from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, check_decoded_budget, compress, decompress
+from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, check_decoded_budget, compress, decompress, gzip_within
 from kafkatool.schema.fixed import NullableBytes, derive_struct
 
 # --- declarations ---------------------------------------------------------------------------------
@@ -200,6 +200,8 @@ def _inflate(codec: Compression, value: bytes, magic: int, cap: int) -> bytes:
         if known is not None:
             raise CapExceeded(*known)
     try:
+        if key is not None and codec is Compression.GZIP:
+            gzip_within(value, cap)  # past the cap: refused having held one step of output, not the cap's worth
         return decompress(codec, value, magic=magic, max_output=cap)
     except CapExceeded as err:
         if key is not None:
