@@ -275,7 +275,8 @@ def _check_segments(part: PartitionData, recovery_point: int | None, unclean: bo
         for defect in seg.defects:
             out.append(_explain_read_defect(defect, seg, seg is last, where, recovery_point))
         checker = LogChecker(seg.log_file, seg.base_offset)
-        checker.feed_all(seg.entries)
+        controls: list[RecordBatch] = []  # the ABORT marker candidates, from the same pass over the segment
+        checker.feed_all(seg.entries, controls)
         out += checker.defects
         if previous is not None and previous.entries and seg.entries and \
                 seg.entries[0].base_offset < previous.next_offset:
@@ -286,7 +287,7 @@ def _check_segments(part: PartitionData, recovery_point: int | None, unclean: bo
             previous = seg
         recovered = unclean and (recovery_point is None or seg.next_offset > recovery_point)
         out += _check_indexes(seg, recovered)
-        out += _check_txn_index(seg)
+        out += _check_txn_index(seg, controls)
     return out
 
 
@@ -352,10 +353,11 @@ def _index_findings(seg: SegmentData) -> list[Defect]:
     return out
 
 
-def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
-    """(producer id, marker offset) -> batch of every ABORT marker in the segment."""
+def _abort_markers(candidates: Iterable[RecordBatch]) -> dict[tuple[int, int], RecordBatch]:
+    """(producer id, marker offset) -> batch of every ABORT marker among a segment's ``candidates``
+    (``verify.abort_marker_candidates``)."""
     found = {}
-    for e in abort_marker_candidates(seg.entries):
+    for e in candidates:
         if e.records:
             ctrl = e.records[0].control
             if ctrl is not None and ctrl.type == ControlType.ABORT.value:
@@ -363,9 +365,9 @@ def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
     return found
 
 
-def _check_txn_index(seg: SegmentData) -> list[Defect]:
+def _check_txn_index(seg: SegmentData, candidates: Iterable[RecordBatch] | None = None) -> list[Defect]:
     out: list[Defect] = []
-    markers = _abort_markers(seg)
+    markers = _abort_markers(abort_marker_candidates(seg.entries) if candidates is None else candidates)
     entries = key_positions(seg.txn_index or [])
     for (pid, offset), batch in sorted(markers.items(), key=lambda kv: kv[0][1]):
         if (pid, offset) in entries:

@@ -128,9 +128,10 @@ class LogChecker:
         self.last_offset = e.last_offset
         self.entries += 1
 
-    def feed_all(self, log: Sequence[LogEntry]) -> None:
+    def feed_all(self, log: Sequence[LogEntry], controls: list[RecordBatch] | None = None) -> None:
         """:meth:`feed` every entry of ``log`` in order: over its header columns when it gives them (the same
-        defects, in the same order), else entry by entry.
+        defects, in the same order), else entry by entry; with ``controls``, :func:`abort_marker_candidates` of
+        ``log`` are appended to it from the same pass.
 
         Over the columns no batch is decoded: a shallow read decodes only control batches' records, and
         ``record_batch.decode_records`` gives exactly ``records_count`` records or fails (``DefaultRecordBatch``'s
@@ -142,6 +143,8 @@ class LogChecker:
             else:
                 self.feed_columns(cols["position"], cols["base_offset"], cols["last_offset"], cols["records_count"],
                                   cols["last_offset_delta"])
+            if controls is not None:
+                controls.extend(_window_candidates(part, cols))
 
     def feed_columns(self, position: np.ndarray, base: np.ndarray, last: np.ndarray, count: np.ndarray,
                      last_delta: np.ndarray) -> None:
@@ -196,14 +199,18 @@ def abort_marker_candidates(log: Sequence[LogEntry]) -> Iterator[RecordBatch]:
     (their ``marker`` column: a first control record of type COMMIT with its coordinator epoch): the batches that
     can be ABORT markers, the only ones re-read. Without columns: every control batch."""
     for part, cols in log_windows(log):
-        if cols is None:
-            yield from (e for e in part if isinstance(e, RecordBatch) and e.is_control)
-            continue
-        maybe = ((cols["attributes"].astype(np.int64) & CONTROL_FLAG) != 0) & (cols["marker"] != COMMIT_MARKER)
-        for k in np.flatnonzero(maybe).tolist():
-            e = part[k]
-            if isinstance(e, RecordBatch):
-                yield e
+        yield from _window_candidates(part, cols)
+
+
+def _window_candidates(part: Sequence[LogEntry], cols: dict[str, np.ndarray] | None) -> Iterator[RecordBatch]:
+    if cols is None:
+        yield from (e for e in part if isinstance(e, RecordBatch) and e.is_control)
+        return
+    maybe = ((cols["attributes"].astype(np.int64) & CONTROL_FLAG) != 0) & (cols["marker"] != COMMIT_MARKER)
+    for k in np.flatnonzero(maybe).tolist():
+        e = part[k]
+        if isinstance(e, RecordBatch):
+            yield e
 
 
 def batch_leader_epochs(log: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
