@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from kafkatool.model import Defect, LogEntry, RecordBatch, SegmentData
-from kafkatool.reading.columns import scan_buffer
+from kafkatool.reading.columns import release, scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import mapped
 from kafkatool.schema import batch_columns as bc
@@ -105,6 +105,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     defects: list[Defect] = []
     at = 0
     while at < size:
+        begin = at
         scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + READ_WINDOW),
                            max_output=limits.max_decompressed_bytes, path=path)
         legacy = scan.legacy
@@ -143,6 +144,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
             if isinstance(entry, RecordBatch) and len(entries._markers) < MAX_MARKERS:
                 entries._markers[where] = marker_of(entry)
         del scan, legacy, pos, sizes, to_read
+        release(buf, begin, at)  # the pages the entries read again touched (a legacy wrapper's: megabytes)
     entries._heads = None if heads is None else _Budget.take(
         heads[0] if len(heads) == 1 else np.concatenate(heads) if heads else np.zeros(0, bc.native_header_dtype()),
         copy=len(heads) == 1)
