@@ -29,6 +29,8 @@ from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.log_segment import RELEASE_EVERY, read_entry_at, release_pages
 
 _CRC_UNCHECKED, _CRC_VALID, _CRC_INVALID = 0, 1, 2
+LARGE_ENTRY = 1 << 20
+"""An entry at least this large has its mapped pages let go as soon as the iteration moves past it."""
 
 
 def complete_entry(item: LogEntry, buf: bytes | memoryview, *, deep: bool = False,
@@ -185,12 +187,14 @@ class SegmentEntries(Sequence[LogEntry]):
         if self._hi <= self._lo:
             return
         with mapped(self._path) as buf:
-            released = self._pos[self._lo]
+            released = previous = self._pos[self._lo]
             for k in range(self._lo, self._hi):
                 pos = self._pos[k]
-                if pos - released >= RELEASE_EVERY:
+                # every RELEASE_EVERY bytes, and behind each entry of a MiB or more (a big legacy wrapper)
+                if pos - released >= RELEASE_EVERY or pos - previous >= LARGE_ENTRY:
                     release_pages(buf, released, pos)
                     released = pos
+                previous = pos
                 yield self._make(buf, k)
 
     def spans(self) -> Iterator[tuple[int, int]]:
