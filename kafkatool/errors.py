@@ -80,5 +80,9 @@ class CodecError(DecodeError):
     """A compressed payload that does not decompress (or would exceed the size bound)."""
 
 
+class CapExceeded(CodecError):
+    """A compressed payload that would decompress past the read's cap (``--max-decompressed-bytes``)."""
+
+
 class ChecksumError(DecodeError):
     """A stored checksum that does not match the bytes it covers."""

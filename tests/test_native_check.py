@@ -99,6 +99,23 @@ def test_every_partition_checks_alike_over_columns() -> None:
     assert taken > 100  # the columns did run
 
 
+def test_every_partition_checks_alike_by_small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with the clean read scanning 4 KiB at a time and the checks taking 3 entries at a time (so every
+    window edge of a real segment is crossed: the previous window's last offset, boundaries, abort markers)."""
+    from kafkatool.engine import verify
+    from kafkatool.reading import entry_columns
+
+    monkeypatch.setattr(entry_columns, "READ_WINDOW", 4096)
+    monkeypatch.setattr(verify, "WINDOW_ROWS", 3)
+    windows = 0
+    for directory in _partitions():
+        part = _read(directory)
+        if part is not None:
+            _compare(part)
+            windows += sum(len(list(verify.log_windows(s.entries))) > 1 for s in part.segments if s.log_file)
+    assert windows > 50  # segments of several windows did run
+
+
 def _check_json(path: Path, monkeypatch: pytest.MonkeyPatch, native_on: bool) -> tuple[int, str]:
     from typer.testing import CliRunner
 

@@ -9,6 +9,7 @@ lives in ``tests/benchmarks``).
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -25,17 +26,21 @@ SEGMENT = segment_file_name(0, ".log")
 # Runs kafkatool in a grandchild and prints its exit code and peak RSS (KiB): the child's own numbers only,
 # whatever the test process itself has used.
 PROBE = """
-import resource, subprocess, sys
-proc = subprocess.run([sys.executable, "-m", "kafkatool", *sys.argv[1:]], capture_output=True)
+import os, resource, subprocess, sys
+cpu = int(os.environ.get("PROBE_CPU_SECONDS", "0"))
+limit = (lambda: resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))) if cpu else None
+proc = subprocess.run([sys.executable, "-m", "kafkatool", *sys.argv[1:]], capture_output=True, preexec_fn=limit)
 sys.stdout.buffer.write(proc.stdout)
 sys.stderr.buffer.write(proc.stderr)
 print(f"\\n{proc.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}", file=sys.stderr)
 """
 
 
-def run_measured(*argv: str) -> tuple[int, str, str, int]:
-    """``kafkatool argv`` in a fresh process: exit code, stdout, stderr and peak RSS in KiB."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=600)
+def run_measured(*argv: str, cpu_seconds: int = 0) -> tuple[int, str, str, int]:
+    """``kafkatool argv`` in a fresh process: exit code, stdout, stderr and peak RSS in KiB; ``cpu_seconds``: the
+    process is killed (SIGXCPU) past that much CPU time (a bound on the work, not a timing)."""
+    env = {**os.environ, "PROBE_CPU_SECONDS": str(cpu_seconds)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=600, env=env)
     err, _, last = proc.stderr.rstrip("\n").rpartition("\n")
     code, rss = (int(x) for x in last.split())
     return code, proc.stdout, err, rss
@@ -130,3 +135,75 @@ def test_max_decompressed_bytes_makes_a_large_batch_a_defect(tmp_path: Path) -> 
     code, out, err, _ = run_measured("--max-decompressed-bytes", "100000", "dump-segment", "--deep", "-f", "json",
                                      str(part))
     assert code == 1 and "more than 100000 bytes" in out, err
+
+
+def test_zero_filled_index_files(tmp_path: Path) -> None:
+    """A segment's ``.index``, ``.timeindex`` and ``.txnindex`` zero-filled to 1 GiB (sparse: no disk): their zero
+    tails are recognised, never expanded (Kafka's loading takes a preallocated index's zero slots as unused)."""
+    records = [rb.Record(offset=i, timestamp=0, key=None, value=b"v", offset_delta=0, timestamp_delta=0)
+               for i in range(3)]
+    log = b"".join(rb.build_records_batch(records[i:i + 1], base_offset=i, base_timestamp=0) for i in range(3))
+    part = _partition(tmp_path, log)
+    for suffix in (".index", ".timeindex", ".txnindex"):
+        with (part / segment_file_name(0, suffix)).open("wb") as fh:
+            fh.truncate(1 << 30)
+    code, out, err, rss = run_measured("check", "-f", "json", str(part), cpu_seconds=120)
+    assert code == 1, err
+    codes = {f["code"] for f in _findings(out)}
+    assert {"index-preallocated", "txnindex-without-marker"} <= codes, codes
+    assert rss < LIMIT_KB, f"check: {rss} KiB"
+    for suffix in (".index", ".timeindex"):
+        for fmt in ("json", "kafka"):
+            code, out, err, rss = run_measured("dump-segment", "-f", fmt, str(part / segment_file_name(0, suffix)),
+                                               cpu_seconds=120)
+            assert code in (0, 1) and "Traceback" not in err, err
+            assert rss < LIMIT_KB, f"dump-segment -f {fmt} {suffix}: {rss} KiB"
+    # A zero-filled .txnindex of 64 MiB: 1,973,790 entries, each a line or a row, streamed.
+    txn = part / segment_file_name(0, ".txnindex")
+    with txn.open("r+b") as fh:
+        fh.truncate(64 << 20)
+    entries = (64 << 20) // 34
+    code, out, err, rss = run_measured("dump-segment", "-f", "kafka", str(txn), cpu_seconds=120)
+    assert code == 0 and out.count("\n") == entries + 1, err
+    assert rss < LIMIT_KB, f"dump-segment -f kafka .txnindex: {rss} KiB"
+    code, out, err, rss = run_measured("dump-segment", "-f", "jsonl", str(txn), cpu_seconds=120)
+    assert out.count('"type":"aborted_txn"') == entries, err
+    assert rss < LIMIT_KB, f"dump-segment -f jsonl .txnindex: {rss} KiB"
+
+
+def _gzip_bomb(seed: int, size: int = 1 << 20) -> bytes:
+    """A gzip member of about ``size`` bytes inflating to about 1,000 times that (zeros)."""
+    import zlib
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts, done, zeros = [comp.compress(seed.to_bytes(8, "big"))], 0, bytes(1 << 20)
+    while done < size - 2048:
+        parts.append(comp.compress(zeros))
+        done += len(parts[-1])
+    parts.append(comp.flush())
+    return b"".join(parts)
+
+
+def test_legacy_gzip_wrappers_past_the_cap(tmp_path: Path) -> None:
+    """Legacy gzip wrappers of 1 MB each inflating past the cap (1 GB each): each is refused at the wrapper's own
+    position, in bounded memory, and within a CPU budget a whole inflation per wrapper per read would exceed."""
+    from kafkatool.schema import legacy
+
+    entries = [legacy.build_legacy_entry(i, magic=1, attributes=Compression.GZIP.value, value=_gzip_bomb(i),
+                                         timestamp=0) for i in range(4)]
+    positions = [sum(len(e) for e in entries[:i]) for i in range(len(entries))]
+    part = _partition(tmp_path, b"".join(entries))
+    for argv in (["check", "-f", "json"], ["dump-segment", "--verify", "--deep", "-f", "json"],
+                 ["replay-producers", "-f", "json"], ["simulate-restart", "-f", "json"]):
+        for native in ("1", "0"):
+            os.environ["KAFKATOOL_NATIVE"] = native
+            try:
+                code, out, err, rss = run_measured(*argv, str(part), cpu_seconds=60)
+            finally:
+                del os.environ["KAFKATOOL_NATIVE"]
+            assert code in (0, 1) and "Traceback" not in err, (argv, err)
+            assert rss < LIMIT_KB, f"{argv[0]} (native {native}): {rss} KiB"
+            if argv[0] in ("check", "dump-segment"):
+                found = _findings(out) if argv[0] == "check" else _defects(out)
+                refused = [d["position"] for d in found if "decompresses to more than" in d["reason"]]
+                assert refused == positions, (argv, native, refused)

@@ -9,7 +9,7 @@ file, byte position and field, and reading goes on.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -227,7 +227,7 @@ def _record_defect(name: str, rec: rows.Row, found: RecordDefect) -> Defect:
     return Defect("record-decode", name, rec["position"], f"record {rec['offset']} {what}", why, "warning")
 
 
-def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, list[rows.Row]]:
+def small_rows(loaded: small_files.Loaded) -> tuple[rows.Row, Iterable[rows.Row]]:
     """File-level facts and one row per decoded entry of a small file (``engine.rows.small_file_rows``)."""
     from kafkatool.engine import rows
 
@@ -288,11 +288,13 @@ def dump_file(path: Path, out: Output, opts: Options, diag: Diagnostics,
         defects += verify_index(path, loaded)
     info, file_rows = small_rows(loaded)
     out.begin_file(str(path), loaded.kind, info)
+    count = 0
     for row in file_rows:
         out.row(row)
+        count += 1
     for d in defects:
         out.row(rows.defect_row(d))
-    out.end_file({"entries": len(file_rows), "defects": len([d for d in defects if d.severity != "info"])})
+    out.end_file({"entries": count, "defects": len([d for d in defects if d.severity != "info"])})
     return defects
 
 

@@ -20,7 +20,7 @@ from kafkatool.engine.swaps import SwapPlan, log_after_swaps
 from kafkatool.engine.verify import (
     LogChecker,
     abort_marker_candidates,
-    batch_leader_epoch_arrays,
+    batch_leader_epoch_windows,
     batch_leader_epochs,
     check_offset_index,
     check_time_index,
@@ -53,6 +53,7 @@ from kafkatool.schema.filenames import (
     offset_from_name,
 )
 from kafkatool.schema.time_index import INT64_MAX, INT64_MIN
+from kafkatool.schema.txn_index import key_positions
 from kafkatool.storage.tiered import DELETE_SEGMENT_STARTED, RemoteLog, outside_lineage
 
 # Reading defects and the severity they carry in a data directory.
@@ -275,7 +276,8 @@ def _check_segments(part: PartitionData, recovery_point: int | None, unclean: bo
         for defect in seg.defects:
             out.append(_explain_read_defect(defect, seg, seg is last, where, recovery_point))
         checker = LogChecker(seg.log_file, seg.base_offset)
-        checker.feed_all(seg.entries)
+        controls: list[RecordBatch] = []  # the ABORT marker candidates, from the same pass over the segment
+        checker.feed_all(seg.entries, controls)
         out += checker.defects
         if previous is not None and previous.entries and seg.entries and \
                 seg.entries[0].base_offset < previous.next_offset:
@@ -286,7 +288,7 @@ def _check_segments(part: PartitionData, recovery_point: int | None, unclean: bo
             previous = seg
         recovered = unclean and (recovery_point is None or seg.next_offset > recovery_point)
         out += _check_indexes(seg, recovered)
-        out += _check_txn_index(seg)
+        out += _check_txn_index(seg, controls)
     return out
 
 
@@ -352,10 +354,11 @@ def _index_findings(seg: SegmentData) -> list[Defect]:
     return out
 
 
-def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
-    """(producer id, marker offset) -> batch of every ABORT marker in the segment."""
+def _abort_markers(candidates: Iterable[RecordBatch]) -> dict[tuple[int, int], RecordBatch]:
+    """(producer id, marker offset) -> batch of every ABORT marker among a segment's ``candidates``
+    (``verify.abort_marker_candidates``)."""
     found = {}
-    for e in abort_marker_candidates(seg.entries):
+    for e in candidates:
         if e.records:
             ctrl = e.records[0].control
             if ctrl is not None and ctrl.type == ControlType.ABORT.value:
@@ -363,10 +366,10 @@ def _abort_markers(seg: SegmentData) -> dict[tuple[int, int], RecordBatch]:
     return found
 
 
-def _check_txn_index(seg: SegmentData) -> list[Defect]:
+def _check_txn_index(seg: SegmentData, candidates: Iterable[RecordBatch] | None = None) -> list[Defect]:
     out: list[Defect] = []
-    markers = _abort_markers(seg)
-    entries = {(t.producer_id, t.last_offset): i for i, t in enumerate(seg.txn_index or [])}
+    markers = _abort_markers(abort_marker_candidates(seg.entries) if candidates is None else candidates)
+    entries = key_positions(seg.txn_index or [])
     for (pid, offset), batch in sorted(markers.items(), key=lambda kv: kv[0][1]):
         if (pid, offset) in entries:
             continue
@@ -519,16 +522,16 @@ def _check_epochs(part: PartitionData, leo: int) -> list[Defect]:
     start_arr = np.asarray(starts, dtype=np.int64)
     epoch_arr = np.asarray([e.epoch for e in epochs], dtype=np.int64)
     for s in part.segments:
-        offsets, batch_epochs_ = batch_leader_epoch_arrays(s.entries)
-        k = np.searchsorted(start_arr, offsets, side="right")
-        wrong = np.flatnonzero((k > 0) & (epoch_arr[np.maximum(k - 1, 0)] != batch_epochs_))
-        if not len(wrong):
-            continue
-        _, first = np.unique(batch_epochs_[wrong], return_index=True)
-        for i in sorted(wrong[first].tolist()):  # each epoch's first wrong batch, in file order
-            epoch = int(batch_epochs_[i])
-            if epoch not in reported:
-                mismatch(int(offsets[i]), epoch, epochs[int(k[i]) - 1])
+        for offsets, batch_epochs_ in batch_leader_epoch_windows(s.entries):
+            k = np.searchsorted(start_arr, offsets, side="right")
+            wrong = np.flatnonzero((k > 0) & (epoch_arr[np.maximum(k - 1, 0)] != batch_epochs_))
+            if not len(wrong):
+                continue
+            _, first = np.unique(batch_epochs_[wrong], return_index=True)
+            for i in sorted(wrong[first].tolist()):  # each epoch's first wrong batch, in file order
+                epoch = int(batch_epochs_[i])
+                if epoch not in reported:
+                    mismatch(int(offsets[i]), epoch, epochs[int(k[i]) - 1])
     return out
 
 

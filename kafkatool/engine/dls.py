@@ -30,7 +30,7 @@ exception messages) and the caller is expected to name files relative to where t
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -52,6 +52,7 @@ from kafkatool.schema.java import JavaException, java_utf8
 from kafkatool.schema.kraft_control import read_kraft_control
 from kafkatool.schema.native import INFLATED_BY_PYTHON
 from kafkatool.schema.producer_snapshot import snapshot_corruption
+from kafkatool.schema.txn_index import ZERO_ENTRY, AbortedTxns
 from kafkatool.storage.codecs import CODEC_BITS, KNOWN_CODEC_BY_BITS
 from kafkatool.storage.java_hash import BinnedMapOrder
 
@@ -924,7 +925,7 @@ class IndexSlots:
 
     base_offset: int
     length: int
-    slots: list[tuple[int, int]]
+    slots: Sequence[tuple[int, int]]
 
     @property
     def entries(self) -> int:
@@ -1073,12 +1074,14 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
             if offset == time_index.base_offset and i > 0:
                 break
             _, position = index_lookup(index, offset)
-            batches = records.slice(position, INT_MAX).batches()
-            if not session.layout.scala_tool:
-                # the Java tool reads every batch after the position first (a bad one further on throws); the
-                # Scala tool's ``batches.asScala.find`` stops at the first match and never reads past it
-                batches = iter(list(batches))
-            match = next((b for b in batches if b.last_offset >= offset), None)
+            match = None
+            for b in records.slice(position, INT_MAX).batches():
+                if match is None and b.last_offset >= offset:
+                    match = b
+                    if session.layout.scala_tool:
+                        break  # the Scala tool's ``batches.asScala.find`` stops at the first match
+                # the Java tool reads every batch from there to the end first (a bad one further on throws),
+                # here without keeping them
             if match is None:
                 session.record_not_found(path, key, offset, -1)
             elif match.last_offset != offset:
@@ -1102,23 +1105,36 @@ def dump_time_index(session: DlsSession, path: str, time_index: IndexSlots | Non
 # --- .txnindex and .snapshot ----------------------------------------------------------------------
 
 
-def dump_txn_index(path: str, entries: list[AbortedTxn] | None) -> FileDump:
-    """``dumpTxnIndex``: one line per aborted transaction (``entries`` None: no such file, no lines).
+def dump_txn_index(path: str, entries: Sequence[AbortedTxn] | None, emit: Emit | None = None) -> FileDump:
+    """``dumpTxnIndex``: one line per aborted transaction (``entries`` None: no such file, no lines); ``emit``
+    streams lines as in :func:`dump_log` (a counted zero tail, ``txn_index.AbortedTxns``, in blocks of its one
+    line).
 
     An entry with a version above 0 throws as ``TransactionIndex``'s iterator does.
     """
-    out = _Out()
+    out = _Out(emit)
     try:
         java_parse_long(_name(path)[:_name(path).find(".")])
-        for txn in entries or []:
+        tail = entries.zero_tail if isinstance(entries, AbortedTxns) else 0
+        for txn in entries.live if isinstance(entries, AbortedTxns) else entries or []:
             if txn.version > 0:
                 raise DlsError(f"Unexpected aborted transaction version {txn.version} in transaction index {path}, "
                                "current version is 0")
-            out.println(f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
-                        f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}")
+            out.println(_txn_line(txn))
+        if tail:
+            line = _txn_line(ZERO_ENTRY)
+            if emit is None:
+                out.dump.lines.extend([line] * tail)
+            for done in range(0, tail if emit is not None else 0, 4096):
+                emit((line + "\n") * min(4096, tail - done))  # type: ignore[misc]
     except DlsError as err:
         return out.finish(err)
     return out.finish()
+
+
+def _txn_line(txn: AbortedTxn) -> str:
+    return (f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+            f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}")
 
 
 def snapshot_entry_line(entry: ProducerSnapshotEntry, layout: KafkaLayout = DEFAULT_LAYOUT) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from kafkatool.engine.producer_state import Anomaly, CheckedProducerState, replay_columns
 from kafkatool.engine.segment_recovery import entry_columns
 from kafkatool.model import Defect, PartitionData, ProducerSnapshotEntry, RecordBatch, SegmentData, SnapshotData
+from kafkatool.schema.txn_index import distinct
 from kafkatool.storage.producer_state import Transaction
 from kafkatool.storage.transaction_version import Decision, decide
 
@@ -90,7 +91,7 @@ def _check_txn_indexes(part: PartitionData, manager: CheckedProducerState, start
         if seg.next_offset <= start:
             continue
         lo, hi = seg.base_offset, seg.next_offset
-        indexed = {(a.producer_id, a.last_offset): a for a in seg.txn_index or []}
+        indexed = {(a.producer_id, a.last_offset): a for a in distinct(seg.txn_index or [])}
         for key, t in aborted.items():
             if lo <= (t.last_offset or -1) < hi and key not in indexed and t.first_offset >= start:
                 out.append(Anomaly("txnindex-missing", t.last_offset or -1, None, t.producer_id,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kafkatool.model import IndexFile, LogEntry, OffsetIndexEntry, SegmentData, entry_spans
+from kafkatool.schema.txn_index import distinct
 
 INT32_MAX = 0x7FFFFFFF
 
@@ -30,7 +31,7 @@ class LoadedSegment:
 
     @classmethod
     def of(cls, data: SegmentData) -> LoadedSegment:
-        txn_bad = any(a.last_offset < data.base_offset for a in data.txn_index or [])
+        txn_bad = any(a.last_offset < data.base_offset for a in distinct(data.txn_index or []))
         return cls(data.base_offset, data.log_file, data.log_size, data.entries, data.index,
                    data.index_file is not None, txn_bad, origin=data)
 

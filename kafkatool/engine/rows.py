@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafkatool.errors import DecodeError
@@ -245,10 +245,10 @@ def _property_rows(value: Any) -> list[Row]:
 
 #: The rows of each small file kind's decoded value (the output side of ``reading.kinds``' registry); a kind
 #: not listed shows its value's fields as ``property`` rows.
-SMALL_FILE_ROWS: dict[FileKind, Callable[[Any], list[Row]]] = {
+SMALL_FILE_ROWS: dict[FileKind, Callable[[Any], Iterable[Row]]] = {
     FileKind.OFFSET_INDEX: lambda v: [index_row(e) for e in v.entries],
     FileKind.TIME_INDEX: lambda v: [time_index_row(e) for e in v.entries],
-    FileKind.TXN_INDEX: lambda v: [aborted_txn_row(e) for e in v],
+    FileKind.TXN_INDEX: lambda v: (aborted_txn_row(e) for e in v),  # made as written: a zero tail is counted
     FileKind.PRODUCER_SNAPSHOT: lambda v: [producer_row(e) for e in v.entries],
     FileKind.LEADER_EPOCH_CHECKPOINT: lambda v: [epoch_row(e) for e in v],
     FileKind.RECOVERY_POINT_CHECKPOINT: _checkpoint_rows,
@@ -258,9 +258,9 @@ SMALL_FILE_ROWS: dict[FileKind, Callable[[Any], list[Row]]] = {
 }
 
 
-def small_file_rows(kind: FileKind, value: Any) -> tuple[Row, list[Row]]:
+def small_file_rows(kind: FileKind, value: Any) -> tuple[Row, Iterable[Row]]:
     """File-level facts beyond size and base offset (a producer snapshot's version and CRC), and one row per
-    decoded entry, for a small file of ``kind`` whose decoded value is ``value``."""
+    decoded entry (made as they are taken), for a small file of ``kind`` whose decoded value is ``value``."""
     info: Row = {}
     if kind is FileKind.PRODUCER_SNAPSHOT:
         info = {"version": value.version, "crc": value.crc, "crc_valid": value.crc_valid}

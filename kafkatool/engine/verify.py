@@ -33,19 +33,41 @@ from kafkatool.schema.time_index import INT64_MAX, INT64_MIN
 from kafkatool.storage.producer_state import COMMIT_MARKER
 from kafkatool.storage.tiered import RemoteLog, local_start_view
 
-_last: list[Any] = [None, None]  # the segment whose columns were asked last, and its columns
+WINDOW_ROWS = 1 << 16
+"""The entries whose header columns a check holds at a time (about 13 MB, and the mapped pages they come from):
+a segment is checked window by window, never with columns of all its batches."""
+_last: list[Any] = [None, None]  # the window whose columns were asked last (its key), and its columns
+
+
+def _window_key(part: Any) -> tuple[Any, ...]:
+    return (id(getattr(part, "_pos", None)), getattr(part, "_path", None), getattr(part, "_lo", 0),
+            getattr(part, "_hi", 0))
+
+
+def log_windows(log: Sequence[LogEntry]) -> Iterator[tuple[Sequence[LogEntry], dict[str, np.ndarray] | None]]:
+    """``log`` in consecutive parts of at most :data:`WINDOW_ROWS` entries (views of a lazily held segment), each
+    with its header columns (``entry_columns``, with ``last_offset``) or ``None``: that part's objects.
+
+    Deep entries carry every batch's records (counted by :meth:`LogChecker.feed`), so they take the objects. The
+    last window's columns are kept (a segment's checks ask for them one after the other)."""
+    if getattr(log, "_deep", True) or not hasattr(log, "header_columns"):
+        yield log, None
+        return
+    n = len(log)
+    for lo in range(0, n, WINDOW_ROWS):
+        part = log if n <= WINDOW_ROWS else log[lo:lo + WINDOW_ROWS]
+        key = _window_key(part)
+        if _last[0] != key:
+            _last[:] = [None, None]  # the previous window's columns go before the next are made
+            _last[:] = [key, entry_columns(part)]
+        yield part, _last[1]
 
 
 def log_columns(log: Iterable[LogEntry]) -> dict[str, np.ndarray] | None:
-    """A shallow segment's header columns (``entry_columns``, with ``last_offset``) or ``None``: the objects.
-
-    Deep entries carry every batch's records (counted by :meth:`LogChecker.feed`), so they take the objects. The
-    last segment's columns are kept (a segment's checks ask for them one after the other)."""
-    if getattr(log, "_deep", True):
+    """A shallow segment's header columns when it is one window (:func:`log_windows`), else ``None``."""
+    if getattr(log, "_deep", True) or not hasattr(log, "header_columns") or len(log) > WINDOW_ROWS:  # type: ignore
         return None
-    if _last[0] is not log:
-        _last[:] = [log, entry_columns(log)]  # type: ignore[arg-type]
-    return _last[1]  # type: ignore[no-any-return]
+    return next(log_windows(log), (log, None))[1]  # type: ignore[arg-type]
 
 
 def _int64(values: Iterable[int]) -> np.ndarray:
@@ -106,20 +128,23 @@ class LogChecker:
         self.last_offset = e.last_offset
         self.entries += 1
 
-    def feed_all(self, log: Sequence[LogEntry]) -> None:
+    def feed_all(self, log: Sequence[LogEntry], controls: list[RecordBatch] | None = None) -> None:
         """:meth:`feed` every entry of ``log`` in order: over its header columns when it gives them (the same
-        defects, in the same order), else entry by entry.
+        defects, in the same order), else entry by entry; with ``controls``, :func:`abort_marker_candidates` of
+        ``log`` are appended to it from the same pass.
 
         Over the columns no batch is decoded: a shallow read decodes only control batches' records, and
         ``record_batch.decode_records`` gives exactly ``records_count`` records or fails (``DefaultRecordBatch``'s
         iterator check), so the "declared vs decoded" count cannot differ there."""
-        cols = log_columns(log) if self.entries == 0 else None
-        if cols is None:
-            for e in log:
-                self.feed(e)
-            return
-        self.feed_columns(cols["position"], cols["base_offset"], cols["last_offset"], cols["records_count"],
-                          cols["last_offset_delta"])
+        for part, cols in log_windows(log):
+            if cols is None:
+                for e in part:
+                    self.feed(e)
+            else:
+                self.feed_columns(cols["position"], cols["base_offset"], cols["last_offset"], cols["records_count"],
+                                  cols["last_offset_delta"])
+            if controls is not None:
+                controls.extend(_window_candidates(part, cols))
 
     def feed_columns(self, position: np.ndarray, base: np.ndarray, last: np.ndarray, count: np.ndarray,
                      last_delta: np.ndarray) -> None:
@@ -173,13 +198,17 @@ def abort_marker_candidates(log: Sequence[LogEntry]) -> Iterator[RecordBatch]:
     """The control batches of ``log`` in file order, less those its header columns show hold a COMMIT marker
     (their ``marker`` column: a first control record of type COMMIT with its coordinator epoch): the batches that
     can be ABORT markers, the only ones re-read. Without columns: every control batch."""
-    cols = log_columns(log)
+    for part, cols in log_windows(log):
+        yield from _window_candidates(part, cols)
+
+
+def _window_candidates(part: Sequence[LogEntry], cols: dict[str, np.ndarray] | None) -> Iterator[RecordBatch]:
     if cols is None:
-        yield from (e for e in log if isinstance(e, RecordBatch) and e.is_control)
+        yield from (e for e in part if isinstance(e, RecordBatch) and e.is_control)
         return
     maybe = ((cols["attributes"].astype(np.int64) & CONTROL_FLAG) != 0) & (cols["marker"] != COMMIT_MARKER)
     for k in np.flatnonzero(maybe).tolist():
-        e = log[k]
+        e = part[k]
         if isinstance(e, RecordBatch):
             yield e
 
@@ -187,23 +216,30 @@ def abort_marker_candidates(log: Sequence[LogEntry]) -> Iterator[RecordBatch]:
 def batch_leader_epochs(log: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
     """``(base offset, partition leader epoch)`` of every magic 2 batch of ``log`` that carries an epoch (>= 0), in
     file order (from the header columns when ``log`` gives them)."""
-    cols = log_columns(log)
-    if cols is None:
-        yield from ((e.base_offset, e.partition_leader_epoch) for e in log
-                    if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0)
-        return
-    offsets, epochs = _carried_epochs(cols)
-    yield from zip(offsets.tolist(), epochs.tolist(), strict=True)
+    for offsets, epochs in batch_leader_epoch_windows(log):
+        yield from zip(offsets.tolist(), epochs.tolist(), strict=True)
+
+
+def batch_leader_epoch_windows(log: Sequence[LogEntry]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`batch_leader_epochs` as pairs of int64 arrays (base offsets, epochs), a window of ``log`` at a time
+    (:func:`log_windows`)."""
+    for part, cols in log_windows(log):
+        if cols is not None:
+            yield _carried_epochs(cols)
+            continue
+        pairs = [(e.base_offset, e.partition_leader_epoch) for e in part
+                 if isinstance(e, RecordBatch) and e.partition_leader_epoch >= 0]
+        # base offsets are int64 fields: every one fits
+        yield (np.asarray([o for o, _ in pairs], dtype=np.int64), np.asarray([e for _, e in pairs], dtype=np.int64))
 
 
 def batch_leader_epoch_arrays(log: Sequence[LogEntry]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`batch_leader_epochs` as two int64 arrays (base offsets, epochs), whole columns where ``log`` gives
-    them."""
-    cols = log_columns(log)
-    if cols is not None:
-        return _carried_epochs(cols)
-    pairs = list(batch_leader_epochs(log))  # base offsets are int64 fields: every one fits
-    return (np.asarray([o for o, _ in pairs], dtype=np.int64), np.asarray([e for _, e in pairs], dtype=np.int64))
+    """:func:`batch_leader_epochs` as two int64 arrays (base offsets, epochs) for the whole of ``log``."""
+    parts = list(batch_leader_epoch_windows(log))
+    if len(parts) == 1:
+        return parts[0]
+    return (np.concatenate([o for o, _ in parts] or [np.zeros(0, np.int64)]),
+            np.concatenate([e for _, e in parts] or [np.zeros(0, np.int64)]))
 
 
 def _carried_epochs(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -225,27 +261,39 @@ def at_positions(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[L
     return found
 
 
-def _boundaries(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, tuple[int, int | None]]:
+def _boundaries(log: Sequence[LogEntry], wanted: set[int]) -> dict[int, tuple[int, int | None]]:
     """:func:`at_positions` as ``position -> (the entry's last offset, the previous entry's last offset)``, from
-    the header columns when ``log`` gives them."""
-    cols = log_columns(log)
-    if cols is None:
-        return {p: (e.last_offset, before) for p, (e, before) in at_positions(log, wanted).items()}
-    position, last = cols["position"], cols["last_offset"]
+    the header columns when ``log`` gives them (a window at a time)."""
     found: dict[int, tuple[int, int | None]] = {}
-    for k in np.flatnonzero(np.isin(position, _int64(wanted))).tolist():
-        found[int(position[k])] = (int(last[k]), int(last[k - 1]) if k else None)
+    prev_last: int | None = None
+    targets = _int64(wanted)
+    for part, cols in log_windows(log):
+        if cols is None:
+            for e in part:
+                if e.position in wanted:
+                    found[e.position] = (e.last_offset, prev_last)
+                prev_last = e.last_offset
+            continue
+        position, last = cols["position"], cols["last_offset"]
+        for k in np.flatnonzero(np.isin(position, targets)).tolist():
+            found[int(position[k])] = (int(last[k]), int(last[k - 1]) if k else prev_last)
+        if len(last):
+            prev_last = int(last[-1])
     return found
 
 
-def _ending_at(log: Iterable[LogEntry], wanted: set[int]) -> dict[int, int]:
+def _ending_at(log: Sequence[LogEntry], wanted: set[int]) -> dict[int, int]:
     """``last offset -> max timestamp`` of the last entry ending at each wanted offset (in file order), from the
-    header columns when ``log`` gives them."""
-    cols = log_columns(log)
-    if cols is None:
-        return {e.last_offset: e.max_timestamp for e in log if e.last_offset in wanted}
-    last, stamp = cols["last_offset"], cols["max_timestamp"]
-    return {int(last[k]): int(stamp[k]) for k in np.flatnonzero(np.isin(last, _int64(wanted))).tolist()}
+    header columns when ``log`` gives them (a window at a time)."""
+    found: dict[int, int] = {}
+    targets = _int64(wanted)
+    for part, cols in log_windows(log):
+        if cols is None:
+            found.update((e.last_offset, e.max_timestamp) for e in part if e.last_offset in wanted)
+            continue
+        last, stamp = cols["last_offset"], cols["max_timestamp"]
+        found.update((int(last[k]), int(stamp[k])) for k in np.flatnonzero(np.isin(last, targets)).tolist())
+    return found
 
 
 def check_offset_index(file: str, entries: Sequence[OffsetIndexEntry], base_offset: int, log: Sequence[LogEntry],

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from kafkatool.model import Defect, LogEntry, RecordBatch, SegmentData
-from kafkatool.reading.columns import scan_buffer
+from kafkatool.reading.columns import release, scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import mapped
 from kafkatool.schema import batch_columns as bc
@@ -77,54 +77,78 @@ class ColumnEntries(SegmentEntries):
 def span_arrays(entries: SegmentEntries) -> tuple[np.ndarray, np.ndarray]:
     """A lazily held segment's ``(position, end)`` spans as two int64 arrays, from its own arrays."""
     pos = np.asarray(entries._pos[entries._lo:entries._hi], dtype=np.int64)
-    return pos, pos + np.asarray(entries._size[entries._lo:entries._hi], dtype=np.int64)
+    return pos, pos + entries.size_array()
+
+
+READ_WINDOW = 16 << 20
+"""The bytes of a segment the clean read scans at a time: its columns (about 80 bytes a batch) are those of one
+window, never of the whole segment (a 1 GiB segment of one-record batches is 6.1 M batches)."""
+MAX_MARKERS = 1 << 16
+"""The most control batches whose markers the clean read keeps; past it they are read again when asked for."""
 
 
 def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits) -> bool:
     """Read a segment shallow by the column scan when it is clean, as ``_read_segment``'s walk would (entries
     and ``record-decode`` defects of control batches and legacy wrappers); ``False`` (nothing set) when the walk
-    must read it. Legacy entries come from the scan's legacy columns, merged in file order; a wrapper whose inner
-    messages were read (its span known) decodes without error, the others are completed as the walk does."""
+    must read it. The scan goes :data:`READ_WINDOW` bytes at a time, keeping of each window its entries'
+    positions and sizes (and, within :data:`HEADERS_BUDGET`, its raw headers). Legacy entries come from the
+    scan's legacy columns, merged in file order; a wrapper whose inner messages were read (its span known)
+    decodes without error, the others are completed as the walk does."""
     size = len(buf)
     if size == 0 or core() is None:
         return False  # without the native core: today's walk, unchanged
-    scan = scan_buffer(buf, seg.log_file, max_output=limits.max_decompressed_bytes, path=path)
-    legacy = scan.legacy
-    n = len(scan) + len(legacy)
-    if scan.defects or scan.landing != size or n > MAX_COLUMN_ROWS or (
-            scan.crc_valid is not None and not bool(scan.crc_valid.all())) or not bool(legacy["crc_valid"].all()):
-        return False
     entries = ColumnEntries(path, file_size=size, limits=limits)
     entries._markers = {}
-    # the kept headers are indexed by entry: only when every entry is a magic 2 batch
-    entries._heads = _Budget.take(scan.headers) if not len(legacy) else None
-    pos = scan.positions
-    sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
-    newest = [int(scan.headers["max_timestamp"].max())] if len(scan) else []
-    # control batches (their markers) and legacy wrappers whose inner read failed (their defects), in file order
-    to_read = pos[(scan.headers["attributes"].astype(np.int64) & rb.CONTROL_FLAG) != 0]
-    if len(legacy):
-        wrappers = ((legacy["attributes"].astype(np.int64) & lg.CODEC_MASK) != 0) & (legacy["inner_count"] <= 0)
-        to_read = np.sort(np.concatenate([to_read, legacy["position"][wrappers]]))
-        pos = np.concatenate([pos, legacy["position"]])
-        sizes = np.concatenate([sizes, legacy["message_size"].astype(np.int64) + rb.LOG_OVERHEAD])
-        order = np.argsort(pos, kind="stable")
-        pos, sizes = pos[order], sizes[order]
-        newest.append(int(legacy["timestamp"].max()))
-    entries._pos.extend(pos.tolist())
-    entries._size.extend(sizes.tolist())
-    entries._crc.extend(bytes([_CRC_VALID]) * n)
-    entries._hi = n
-    entries._max_ts = max(-1, *newest)
+    heads: list[np.ndarray] | None = []
+    kept = 0
+    newest = -1
     defects: list[Defect] = []
-    for at in to_read.tolist():
-        entry = read_entry_at(buf, at, max_output=limits.max_decompressed_bytes)
-        entry.crc_valid = True
-        err = complete_entry(entry, buf, limits=limits)
-        if err is not None:
-            defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
-        if isinstance(entry, RecordBatch):
-            entries._markers[at] = marker_of(entry)
+    at = 0
+    while at < size:
+        begin = at
+        scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + READ_WINDOW),
+                           max_output=limits.max_decompressed_bytes, path=path)
+        legacy = scan.legacy
+        if scan.defects or scan.landing <= at or (scan.landing < size and scan.landing < at + READ_WINDOW) or (
+                scan.crc_valid is not None and not bool(scan.crc_valid.all())) or not bool(
+                legacy["crc_valid"].all()):
+            return False
+        at = scan.landing
+        # the kept headers are indexed by entry: only while every entry is a magic 2 batch
+        if heads is not None and not len(legacy) and kept + scan.headers.nbytes <= HEADERS_BUDGET:
+            heads.append(scan.headers)
+            kept += scan.headers.nbytes
+        else:
+            heads = None
+        pos = scan.positions
+        sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
+        if len(scan):
+            newest = max(newest, int(scan.headers["max_timestamp"].max()))
+        # control batches (their markers) and legacy wrappers whose inner read failed (their defects), in order
+        to_read = pos[(scan.headers["attributes"].astype(np.int64) & rb.CONTROL_FLAG) != 0]
+        if len(legacy):
+            wrappers = ((legacy["attributes"].astype(np.int64) & lg.CODEC_MASK) != 0) & (legacy["inner_count"] <= 0)
+            to_read = np.sort(np.concatenate([to_read, legacy["position"][wrappers]]))
+            pos = np.concatenate([pos, legacy["position"]])
+            sizes = np.concatenate([sizes, legacy["message_size"].astype(np.int64) + rb.LOG_OVERHEAD])
+            order = np.argsort(pos, kind="stable")
+            pos, sizes = pos[order], sizes[order]
+            newest = max(newest, int(legacy["timestamp"].max()))
+        entries.extend_columns(pos, sizes, _CRC_VALID)
+        for where in to_read.tolist():
+            entry = read_entry_at(buf, where, max_output=limits.max_decompressed_bytes)
+            entry.crc_valid = True
+            err = complete_entry(entry, buf, limits=limits)
+            if err is not None:
+                defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+            if isinstance(entry, RecordBatch) and len(entries._markers) < MAX_MARKERS:
+                entries._markers[where] = marker_of(entry)
+        del scan, legacy, pos, sizes, to_read
+        release(buf, begin, at)  # the pages the entries read again touched (a legacy wrapper's: megabytes)
+    entries._heads = None if heads is None else _Budget.take(
+        heads[0] if len(heads) == 1 else np.concatenate(heads) if heads else np.zeros(0, bc.native_header_dtype()),
+        copy=len(heads) == 1)
+    entries._max_ts = newest
     seg.defects.extend(defects)
     seg.entries = entries
     return True
@@ -139,11 +163,11 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
         return None
     markers = entries._markers if isinstance(entries, ColumnEntries) else None
     pos = np.asarray(entries._pos[lo:hi], dtype=np.int64)
-    size = np.asarray(entries._size[lo:hi], dtype=np.int64)
-    crc = np.frombuffer(bytes(entries._crc[lo:hi]), dtype=np.uint8)
+    size = entries.size_array()
+    crc = entries.crc_flags()
     n = len(pos)
     kept = entries._heads if isinstance(entries, ColumnEntries) else None
-    if kept is not None and markers is not None:
+    if kept is not None and markers is not None and len(markers) < MAX_MARKERS:  # else: markers read again
         try:
             shrunk = n and int((pos + size).max()) > os.path.getsize(entries._path)
         except OSError:
@@ -190,11 +214,12 @@ class _Budget:
     used = 0
 
     @classmethod
-    def take(cls, heads: np.ndarray) -> np.ndarray | None:
-        """An owned copy of ``heads`` when :data:`HEADERS_BUDGET` allows it, else ``None``."""
+    def take(cls, heads: np.ndarray, copy: bool = True) -> np.ndarray | None:
+        """An owned copy of ``heads`` (``heads`` itself when not ``copy``) when :data:`HEADERS_BUDGET` allows it,
+        else ``None``."""
         if cls.used + heads.nbytes > HEADERS_BUDGET:
             return None
-        kept = np.array(heads, copy=True)
+        kept = np.array(heads, copy=True) if copy else heads
         cls.used += kept.nbytes
         weakref.finalize(kept, cls.give_back, kept.nbytes)
         return kept

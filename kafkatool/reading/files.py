@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, Severity
@@ -127,6 +128,38 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
             return fh.read() if limit is None else fh.read(limit)
     except OSError as err:
         raise UnreadableInputError(name, _reason(err)) from None
+
+
+class _Pread:
+    """A file's bytes sliced by ``os.pread`` (nothing mapped, nothing kept)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __getitem__(self, span: slice) -> bytes:
+        return os.pread(self.fd, span.stop - span.start, span.start)
+
+
+def read_txn_index(path: str | Path) -> Any:
+    """A ``.txnindex``'s entries (``schema.txn_index``): a zero-filled tail is found reading backwards a MiB at a
+    time and only counted, so a file of zeros costs no memory whatever its size."""
+    from kafkatool.schema import txn_index
+
+    name = str(path)
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    try:
+        size = os.fstat(fd).st_size
+        whole = size - size % txn_index.ENTRY_SIZE
+        src = _Pread(fd)
+        start = txn_index.zero_run_start(src, whole)
+        return txn_index.parse_txn_index_tail(src[0:start], whole // txn_index.ENTRY_SIZE)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    finally:
+        os.close(fd)
 
 
 def read_text(path: str | Path) -> str:

@@ -23,7 +23,7 @@ from kafkatool.model import (
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import SegmentEntries, complete_entry
 from kafkatool.reading.entry_columns import read_clean_segment
-from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, survey
+from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, read_txn_index, survey
 from kafkatool.reading.inventory import looks_like_partition_dir, refused_defects
 from kafkatool.schema import (
     checkpoint,
@@ -33,7 +33,6 @@ from kafkatool.schema import (
     partition_metadata,
     producer_snapshot,
     time_index,
-    txn_index,
 )
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
@@ -122,18 +121,18 @@ def read_partition(directory: Path, label: str, *, deep: bool = False,
             seg.log_file, seg.log_size = name(p), p.stat().st_size
             _read_segment(seg, p, deep, limits)
         elif kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX) and offset is not None:
-            data = read_bytes(p)
             seg = segment(offset)
-            if kind is FileKind.OFFSET_INDEX:
-                seg.index_file, seg.index_size = name(p), len(data)
-                seg.index = offset_index.parse_offset_index(data, offset)
-            else:
-                seg.time_index_file, seg.time_index_size = name(p), len(data)
-                seg.time_index = time_index.parse_time_index(data, offset)
+            with mapped(p) as data:  # the live entries only: a preallocated zero fill is never read
+                if kind is FileKind.OFFSET_INDEX:
+                    seg.index_file, seg.index_size = name(p), len(data)
+                    seg.index = offset_index.parse_offset_index(data, offset)
+                else:
+                    seg.time_index_file, seg.time_index_size = name(p), len(data)
+                    seg.time_index = time_index.parse_time_index(data, offset)
         elif kind is FileKind.TXN_INDEX and offset is not None:
             seg = segment(offset)
             seg.txn_index_file = name(p)
-            seg.txn_index = txn_index.parse_txn_index(read_bytes(p))
+            seg.txn_index = read_txn_index(p)
         elif kind is FileKind.PRODUCER_SNAPSHOT and offset is not None:
             data = read_bytes(p)
             snap = _decode(part.defects, name(p), "snapshot-decode", producer_snapshot.parse_producer_snapshot, data)

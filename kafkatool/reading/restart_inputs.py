@@ -14,10 +14,10 @@ from pathlib import Path
 from kafkatool.errors import DecodeError
 from kafkatool.model import LogDirData, SegmentData
 from kafkatool.reading.context import resolve
-from kafkatool.reading.files import is_readable_file, list_dir, read_bytes
+from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, read_txn_index
 from kafkatool.reading.logdir import OFFSET_CHECKPOINTS, _read_segment, read_log_dir
 from kafkatool.reading.tiered import TieredEvidence, read_tiered
-from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index, txn_index
+from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     CLEAN_SHUTDOWN,
@@ -63,16 +63,16 @@ def read_swap_segments(directory: Path, label: str, *,
             seg.log_file, seg.log_size = name, p.stat().st_size
             _read_segment(seg, p, limits=limits)
         elif plain.endswith(INDEX_SUFFIX):
-            data = read_bytes(p)
-            seg.index_file, seg.index_size = name, len(data)
-            seg.index = offset_index.parse_offset_index(data, offset)
+            with mapped(p) as data:
+                seg.index_file, seg.index_size = name, len(data)
+                seg.index = offset_index.parse_offset_index(data, offset)
         elif plain.endswith(TIME_INDEX_SUFFIX):
-            data = read_bytes(p)
-            seg.time_index_file, seg.time_index_size = name, len(data)
-            seg.time_index = time_index.parse_time_index(data, offset)
+            with mapped(p) as data:
+                seg.time_index_file, seg.time_index_size = name, len(data)
+                seg.time_index = time_index.parse_time_index(data, offset)
         elif plain.endswith(TXN_INDEX_SUFFIX):
             seg.txn_index_file = name
-            seg.txn_index = txn_index.parse_txn_index(read_bytes(p))
+            seg.txn_index = read_txn_index(p)
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkatool.errors import DecodeError
 from kafkatool.model import Defect
-from kafkatool.reading.files import read_bytes
+from kafkatool.reading.files import mapped, read_bytes, read_txn_index
 from kafkatool.schema import (
     checkpoint,
     clean_shutdown,
@@ -70,7 +70,7 @@ def _index(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
 
 def _txn_index(loaded: Loaded, name: str, data: bytes, kind: FileKind) -> None:
     """Decode a transaction index; a partial entry at the end is a warning, an unknown version an error."""
-    loaded.value = txn_index.parse_txn_index(data)
+    loaded.value = data.entries if isinstance(data, _TxnFile) else txn_index.parse_txn_index(data)
     if len(data) % txn_index.ENTRY_SIZE:
         loaded.defects.append(Defect(
             "txnindex-partial", name, len(data) - len(data) % txn_index.ENTRY_SIZE, "entry",
@@ -129,9 +129,30 @@ LOADERS: dict[FileKind, Loader] = {
 
 
 def load(path: Path, kind: FileKind) -> Loaded:
-    """Decode one small file of ``kind`` with its loader (:data:`LOADERS`)."""
+    """Decode one small file of ``kind`` with its loader (:data:`LOADERS`). Indexes are mapped (only their live
+    entries are read, never a preallocated zero fill), a ``.txnindex`` read with its zero tail counted
+    (``reading.files.read_txn_index``); the others are read whole."""
+    if kind in (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX):
+        with mapped(path) as data:
+            return _load(path, kind, data)
+    if kind is FileKind.TXN_INDEX:
+        return _load(path, kind, _TxnFile(path))
+    return _load(path, kind, read_bytes(path))
+
+
+class _TxnFile:
+    """A ``.txnindex`` as its loader takes it: its size and its entries (``read_txn_index``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.entries = read_txn_index(path)
+        self.size = path.stat().st_size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _load(path: Path, kind: FileKind, data: Any) -> Loaded:
     name = str(path)
-    data = read_bytes(path)
     loaded = Loaded(kind.value, None, len(data), base_offset=offset_from_name(path.name))
     try:
         loader = LOADERS.get(kind)

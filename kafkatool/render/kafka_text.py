@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kafkatool.engine import dls
 from kafkatool.errors import DecodeError, UnreadableInputError
-from kafkatool.model import AbortedTxn, ProducerSnapshotEntry
+from kafkatool.model import ProducerSnapshotEntry
 from kafkatool.reading import siblings
 from kafkatool.reading.context import resolve
 from kafkatool.schema.codecs import ReadLimits
@@ -29,27 +29,20 @@ def _java_io_message(err: UnreadableInputError) -> str:
     return err.path
 
 
-def _offset_slots(data: bytes, base_offset: int) -> dls.IndexSlots:
-    """Every slot of an ``.index`` as ``OffsetIndex`` maps it."""
+def _offset_slots(data: Any, base_offset: int) -> dls.IndexSlots:
+    """Every slot of an ``.index`` as ``OffsetIndex`` maps it (read when looked at)."""
     from kafkatool.schema import offset_index
 
-    slots = [(e.offset, e.position) for e in offset_index.parse_offset_index_slots(data, base_offset)]
-    return dls.IndexSlots(base_offset, len(data), slots)
+    return dls.IndexSlots(base_offset, len(data), offset_index.SlotView(data, offset_index.ENTRY_STRUCT, 0,
+                                                                        base_offset))
 
 
-def _time_slots(data: bytes, base_offset: int) -> dls.IndexSlots:
-    """Every slot of a ``.timeindex`` as ``TimeIndex`` maps it."""
-    from kafkatool.schema import time_index
+def _time_slots(data: Any, base_offset: int) -> dls.IndexSlots:
+    """Every slot of a ``.timeindex`` as ``TimeIndex`` maps it (read when looked at)."""
+    from kafkatool.schema import offset_index, time_index
 
-    slots = [(e.timestamp, e.offset) for e in time_index.parse_time_index_slots(data, base_offset)]
-    return dls.IndexSlots(base_offset, len(data), slots)
-
-
-def _aborted_txns(data: bytes) -> list[AbortedTxn]:
-    """Whole entries of a ``.txnindex``, in file order."""
-    from kafkatool.schema import txn_index
-
-    return list(txn_index.parse_txn_index(data))
+    return dls.IndexSlots(base_offset, len(data), offset_index.SlotView(data, time_index.ENTRY_STRUCT, 1,
+                                                                        base_offset))
 
 
 def _snapshot(data: bytes) -> tuple[list[ProducerSnapshotEntry] | None, str | None]:
@@ -111,24 +104,28 @@ def _dump_one(session: dls.DlsSession, path: str, *, deep: bool, print_data: boo
         entries, corrupt = _snapshot(data)
         return dls.dump_snapshot(path, entries, corrupt, layout=session.layout)
     if kind == "txnindex":
-        data = siblings.read_if_exists(path)
-        return dls.dump_txn_index(path, None if data is None else _aborted_txns(data))
+        from kafkatool.reading.files import read_txn_index
+
+        exists = siblings.exists(path)
+        return dls.dump_txn_index(path, read_txn_index(path) if exists else None, emit=emit)
     base = dls.base_offset_of(path)
     log_path = dls.sibling_path(path, dls.LOG_SUFFIX)
     with siblings.mapped_if_exists(log_path) as log_buf:
         if kind == "index":
-            data = siblings.read_if_exists(path) if log_buf is not None else None
-            index = None if data is None else _offset_slots(data, base)
-            return dls.dump_index(session, path, index, log_buf, verify_only=verify_index_only,
-                                  sanity_only=index_sanity_check, max_message_size=max_message_size, key=key,
-                                  emit=emit)
-        index_data = siblings.read_if_exists(dls.sibling_path(path, dls.INDEX_SUFFIX)) if log_buf is not None \
-            else None
-        time_data = siblings.read_if_exists(path) if index_data is not None else None
-        return dls.dump_time_index(
-            session, path, None if time_data is None else _time_slots(time_data, base),
-            None if index_data is None else _offset_slots(index_data, base), log_buf,
-            verify_only=verify_index_only, sanity_only=index_sanity_check, key=key, emit=emit, max_output=max_output)
+            # indexes are mapped and their slots read where looked at: a preallocated zero fill is never read
+            with siblings.mapped_if_exists(path if log_buf is not None else "") as data:
+                index = None if data is None else _offset_slots(data, base)
+                return dls.dump_index(session, path, index, log_buf, verify_only=verify_index_only,
+                                      sanity_only=index_sanity_check, max_message_size=max_message_size, key=key,
+                                      emit=emit)
+        index_path = dls.sibling_path(path, dls.INDEX_SUFFIX)
+        with siblings.mapped_if_exists(index_path if log_buf is not None else "") as index_data, \
+                siblings.mapped_if_exists(path if index_data is not None else "") as time_data:
+            return dls.dump_time_index(
+                session, path, None if time_data is None else _time_slots(time_data, base),
+                None if index_data is None else _offset_slots(index_data, base), log_buf,
+                verify_only=verify_index_only, sanity_only=index_sanity_check, key=key, emit=emit,
+                max_output=max_output)
 
 
 def run_kafka_format(paths: list[str], *, deep: bool, print_data: bool, verify_index_only: bool,

@@ -101,33 +101,48 @@ class JsonlOutput:
 
 
 class JsonOutput:
-    """A single document: ``{"files": [{path, kind, ..., rows by type}], "summary": {...}}``."""
+    """A single document: ``{"files": [{path, kind, ..., rows by type}], "summary": {...}}``, written as the rows
+    come (byte for byte what ``json.dump(..., indent=2)`` of the whole document writes), so a file of millions of
+    rows is never held; a file's defects are held until its end (they follow its rows)."""
 
     def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.files: list[Row] = []
-        self.current: Row | None = None
+        self.stream = out
+        self.out = JsonSafeWriter(out)  # control, C1 and bidi characters escaped as \uXXXX
+        self.enc = json.JSONEncoder(indent=2, ensure_ascii=False, default=_json_default)
+        self.started = False
+        self.items = 0
+        self.defects: list[Row] = []
+
+    def _value(self, obj: Any, level: int) -> str:
+        """``obj`` as ``json.dump`` indents it at nesting ``level`` (its strings hold no raw line ends)."""
+        return self.enc.encode(obj).replace("\n", "\n" + "  " * level)
 
     def begin_file(self, path: str, kind: str, info: Row) -> None:
-        self.current = {"path": path, "kind": kind, **info, "items": [], "defects": []}
-        self.files.append(self.current)
+        self.out.write(",\n    {" if self.started else '{\n  "files": [\n    {')
+        self.started = True
+        head = {"path": path, "kind": kind, **info}
+        self.out.write(",".join(f"\n      {self.enc.encode(k)}: {self._value(v, 3)}" for k, v in head.items()))
+        self.items = 0
+        self.defects = []
 
     def row(self, row: Row) -> None:
-        assert self.current is not None
         if row.get("type") == "defect":
-            self.current["defects"].append({k: v for k, v in row.items() if k != "type"})
-        else:
-            self.current["items"].append(row)
+            self.defects.append({k: v for k, v in row.items() if k != "type"})
+            return
+        self.out.write(',\n      "items": [\n        ' if not self.items else ",\n        ")
+        self.out.write(self._value(row, 4))
+        self.items += 1
 
     def end_file(self, summary: Row) -> None:
-        assert self.current is not None
-        self.current["summary"] = summary
+        self.out.write("\n      ]" if self.items else ',\n      "items": []')
+        self.out.write(f',\n      "defects": {self._value(self.defects, 3)},\n'
+                       f'      "summary": {self._value(summary, 3)}\n    }}')
+        self.defects = []
 
     def finish(self, summary: Row) -> None:
-        json.dump({"files": self.files, "summary": summary}, JsonSafeWriter(self.out), default=_json_default,
-                  ensure_ascii=False, indent=2)
-        self.out.write("\n")
-        self.out.flush()
+        self.out.write("\n  ]" if self.started else '{\n  "files": []')
+        self.out.write(f',\n  "summary": {self._value(summary, 1)}\n}}\n')
+        self.stream.flush()
 
 
 # Column layouts per row type for the table renderer: (key, header, justify).

@@ -37,7 +37,7 @@ import cramjam
 import xxhash
 import zstandard
 
-from kafkatool.errors import CodecError
+from kafkatool.errors import CapExceeded, CodecError
 from kafkatool.model import Compression
 
 DEFAULT_MAX_OUTPUT = 64 << 20
@@ -108,6 +108,18 @@ class ReadLimits:
 
 
 DEFAULT_LIMITS = ReadLimits()
+
+
+def gzip_within(data: bytes, max_output: int) -> None:
+    """Raise what :func:`decompress` of a gzip payload would raise when it inflates past ``max_output``, having
+    only counted the output (memory: one step); nothing when it stays within (or fails otherwise: the
+    decompression says how)."""
+    try:
+        _gunzip(data, max_output, keep=False)
+    except CapExceeded:
+        raise
+    except CodecError:
+        return
 
 
 def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
@@ -187,38 +199,64 @@ def _label(codec: object) -> str:
 
 
 def _too_big(codec: str, max_output: int, position: int | None = None) -> CodecError:
-    return CodecError(FIELD, f"{codec} payload decompresses to more than {max_output} bytes (refused)", position)
+    return CapExceeded(FIELD, f"{codec} payload decompresses to more than {max_output} bytes (refused)", position)
 
 
 # --- gzip -----------------------------------------------------------------------------------------
 
 
-def _gunzip(raw: bytes, max_output: int) -> bytes:
-    """Every gzip member in ``raw``, bounded: ``decompressobj`` with ``max_length`` never inflates past it."""
+GUNZIP_STEP = 1 << 20
+"""The most output one inflate call makes, and the most input handed to it: memory stays the output so far plus a
+step, whatever the payload (a 16 MiB payload was held three times over by ``unconsumed_tail`` copies)."""
+GZIP_HEADER_PEEK = 1 << 16
+
+
+def _gunzip(raw: bytes, max_output: int, keep: bool = True) -> bytes:
+    """Every gzip member in ``raw``, bounded: input and output go :data:`GUNZIP_STEP` bytes at a time
+    (``decompressobj`` with ``max_length``), so nothing is inflated past the cap nor copied whole. Positions are
+    those of the payload's consumed bytes, as if it had been handed over whole. Without ``keep`` the output is
+    only counted (``b""`` comes back): the same errors, in the memory of one step."""
     if not raw:
         raise CodecError(FIELD, "gzip: empty payload (no gzip header)", 0)
     out = bytearray()
+    total = 0
+    view = memoryview(raw)
+    size = len(raw)
     start = 0
     while True:
         d = zlib.decompressobj(GZIP_WBITS)
-        chunk = raw[start:] if start else raw
+        fed = start  # the end of the input handed to ``d``
+        tail: bytes | memoryview = b""  # handed to ``d``, not consumed yet
+        left = 0  # the payload's bytes not consumed, after the last call that succeeded (0 before any)
         try:
             while True:
-                out += d.decompress(chunk, max_output + 1 - len(out))
-                if len(out) > max_output:
-                    raise _too_big("gzip", max_output, len(raw) - len(d.unconsumed_tail))
-                if d.eof or not d.unconsumed_tail:
+                if not tail and fed < size:
+                    tail = view[fed:fed + GUNZIP_STEP]
+                    fed += len(tail)
+                want = min(GUNZIP_STEP, max_output + 1 - total)
+                made = d.decompress(tail, want)
+                total += len(made)
+                if keep:
+                    out += made
+                tail = d.unconsumed_tail
+                left = len(tail) + size - fed
+                if total > max_output:
+                    raise _too_big("gzip", max_output, size - left)
+                if d.eof or (not tail and fed >= size and len(made) < want):
                     break
-                chunk = d.unconsumed_tail
         except zlib.error as err:
-            raise CodecError(FIELD, f"gzip: {err}", len(raw) - len(d.unconsumed_tail)) from None
+            raise CodecError(FIELD, f"gzip: {err}", size - left) from None
         if not d.eof:
-            raise CodecError(FIELD, "gzip: stream is truncated (no end of stream)", len(raw))
-        rest = d.unused_data
-        if not _gzip_header_complete(rest):
+            raise CodecError(FIELD, "gzip: stream is truncated (no end of stream)", size)
+        unused = d.unused_data
+        rest_len = len(unused) + size - fed
+        peek = unused[:GZIP_HEADER_PEEK] + bytes(view[fed:fed + max(0, GZIP_HEADER_PEEK - len(unused))])
+        whole = len(peek) == rest_len
+        if not _gzip_header_complete(peek) and (whole or peek[:2] != GZIP_MAGIC or not _gzip_header_complete(
+                unused + bytes(view[fed:]))):
             # GZIPInputStream ignores what follows a member unless it is another member's header.
             return bytes(out)
-        start = len(raw) - len(rest)
+        start = size - rest_len
 
 
 def _gzip_header_complete(data: bytes) -> bool:

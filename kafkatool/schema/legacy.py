@@ -20,14 +20,15 @@ about 20 us a message), and building goes through them.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Iterable
 
 from construct import Int8sb, Int32sb, Int32ub, Int64sb, Struct
 
-from kafkatool.errors import CodecError, DecodeError
+from kafkatool.errors import CapExceeded, CodecError, DecodeError
 from kafkatool.model import NO_TIMESTAMP, Compression, LegacyBatch, Record, TimestampType
-from kafkatool.schema.codecs import check_decoded_budget, compress, decompress
+from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, check_decoded_budget, compress, decompress, gzip_within
 from kafkatool.schema.fixed import NullableBytes, derive_struct
 
 # --- declarations ---------------------------------------------------------------------------------
@@ -181,6 +182,35 @@ def _as_record(e: LegacyBatch, offset: int, timestamp: int, position: int | None
                   crc_valid=e.crc_valid)
 
 
+MAX_RATIO = {Compression.GZIP: 1100, Compression.SNAPPY: 64, Compression.LZ4: 300}
+"""More than each codec's largest expansion (deflate 1032:1, snappy's 64-byte copies of 2 bytes, lz4's 255-byte
+length bytes): a smaller payload cannot inflate past the cap. zstd has no such bound."""
+_REFUSED: dict[tuple[int, int, int, bytes], tuple[str, str, int | None]] = {}
+REFUSED_KEPT = 4096
+"""The most wrappers remembered as past the cap (a digest each): a wrapper re-read (the walk, each engine's pass
+over the segment) is refused without inflating it again, so each costs one inflation to the cap."""
+
+
+def _inflate(codec: Compression, value: bytes, magic: int, cap: int) -> bytes:
+    """``decompress`` of a wrapper's payload, a payload already found past the cap refused at once."""
+    key = None
+    if len(value) * MAX_RATIO.get(codec, cap) > cap:
+        key = (codec.value, magic, cap, hashlib.blake2b(value, digest_size=16).digest())
+        known = _REFUSED.get(key)
+        if known is not None:
+            raise CapExceeded(*known)
+    try:
+        if key is not None and codec is Compression.GZIP:
+            gzip_within(value, cap)  # past the cap: refused having held one step of output, not the cap's worth
+        return decompress(codec, value, magic=magic, max_output=cap)
+    except CapExceeded as err:
+        if key is not None:
+            if len(_REFUSED) >= REFUSED_KEPT:
+                _REFUSED.pop(next(iter(_REFUSED)))
+            _REFUSED[key] = (err.field, err.reason, err.position)  # not the error: its frames hold the output
+        raise
+
+
 def inner_records(entry: LegacyBatch, *, max_output: int | None = None) -> list[Record]:
     """Records of a shallow entry, as Kafka iterates an ``AbstractLegacyRecordBatch``.
 
@@ -205,7 +235,10 @@ def inner_records(entry: LegacyBatch, *, max_output: int | None = None) -> list[
         raise DecodeError("value", f"invalid compressed record set with null value (magic = {entry.magic})",
                           at - LENGTH.size)
     try:
-        data = decompress(codec, entry.value, magic=entry.magic, max_output=max_output)
+        data = _inflate(codec, entry.value, entry.magic, DEFAULT_MAX_OUTPUT if max_output is None else max_output)
+    except CapExceeded as err:
+        # past the cap: the wrapper is refused as a whole, at its own position (not a byte of its payload)
+        raise CapExceeded(err.field, err.reason, entry.position) from None
     except CodecError as err:
         raise err.located(base=at) from None
     check_decoded_budget(len(data), len(data) // (LOG_OVERHEAD + RECORD_OVERHEAD_V0), max_output, at)

@@ -17,7 +17,8 @@ Two views of "how many entries" exist in Kafka, and both are offered here:
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
 
 from construct import GreedyBytes, GreedyRange, Int32sb, Struct
 
@@ -48,6 +49,41 @@ def parse_offset_index_slots(data: bytes | memoryview, base_offset: int) -> list
     """Every whole 8-byte slot, zero fill included, with absolute offsets (``OffsetIndex.parseEntry``)."""
     whole = len(data) - len(data) % ENTRY_SIZE
     return [OffsetIndexEntry(base_offset + rel, pos) for rel, pos in ENTRY_STRUCT.iter_unpack(data[:whole])]
+
+
+class SlotView(Sequence[tuple[int, int]]):
+    """Every whole slot of an index buffer as ``(key, value)`` pairs, unpacked when asked for (a mapped file is
+    read only where it is looked at): ``(absolute offset, position)`` of an offset index (``rel_field`` 0),
+    ``(timestamp, absolute offset)`` of a time index (``rel_field`` 1)."""
+
+    def __init__(self, data: Any, entry: struct.Struct, rel_field: int, base_offset: int) -> None:
+        self.data, self.entry, self.rel, self.base = data, entry, rel_field, base_offset
+        self.count = len(data) // entry.size
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _pair(self, row: tuple[int, ...]) -> tuple[int, int]:
+        return (self.base + row[0], row[1]) if self.rel == 0 else (row[0], self.base + row[1])
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, int]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if index < 0:
+            index += self.count
+        if not 0 <= index < self.count:
+            raise IndexError("index slot out of range")
+        return self._pair(self.entry.unpack_from(self.data, index * self.entry.size))
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        for row in self.entry.iter_unpack(memoryview(self.data)[:self.count * self.entry.size]):
+            yield self._pair(row)
 
 
 def live_count(offsets: list[int], base_offset: int) -> int:

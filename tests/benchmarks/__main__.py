@@ -40,14 +40,12 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
-MEMORY_GOAL_MB = 200  # every subcommand's peak RSS on 1 GiB of one-record batches
+MEMORY_GOAL_MB = 150  # every subcommand's and format's peak RSS on each 1 GiB memory input, both paths
 
 
-def command_rss(logdir: str, work: Path) -> dict[str, Any]:
-    """Each subcommand once, in a fresh process, over the log dir of one-record batches: wall time and peak RSS
-    (the scan's pool workers included)."""
-    part = str(Path(logdir) / "tiny-0")
-    out = str(work / "rss-out")
+def _runs(logdir: str, part: str, out: str, segment_files: list[str]) -> dict[str, list[str]]:
+    """Every subcommand over ``logdir`` (its one partition ``part``), and dump-segment in every format over
+    ``segment_files``."""
     runs = {
         "check": ["check", "-f", "json", logdir],
         "simulate-restart": ["simulate-restart", "-f", "json", "--assume", "unclean", "--recovery-point", "0",
@@ -58,13 +56,38 @@ def command_rss(logdir: str, work: Path) -> dict[str, Any]:
         "report": ["report", "--force", "--out", out + ".html", logdir],
         "scan": ["scan", "--force", "--out", out, "-f", "json", logdir],
         "simulate-replication (two replicas)": ["simulate-replication", "-f", "json", "--replica", f"1={logdir}",
-                                                "--replica", f"2={logdir}", "--partition", "tiny-0", "--leader", "1",
-                                                "--isr", "1,2"],
+                                                "--replica", f"2={logdir}", "--partition", Path(part).name,
+                                                "--leader", "1", "--isr", "1,2"],
         "dump-segment --verify": ["dump-segment", "--verify", "-f", "jsonl", part],
-        "dump-segment (table)": ["dump-segment", part],
-        "dump-segment -f kafka": ["dump-segment", "-f", "kafka", part],
     }
-    return {name: suite.cli(args, 1) for name, args in runs.items()}
+    for path in segment_files:
+        kind = Path(path).suffix
+        for fmt in ("table", "json", "jsonl", "kafka"):
+            runs[f"dump-segment -f {fmt} {kind}"] = ["dump-segment", "-f", fmt, path]
+    return runs
+
+
+def command_rss(inputs: dict[str, Any], work: Path, python_path: bool = True) -> dict[str, Any]:
+    """Each subcommand and format once, in a fresh process, over each memory input (1 GiB of one-record batches;
+    the same segment with 1 GiB zero-filled index files; 1 GiB of legacy gzip wrappers past the cap), natively and
+    with ``KAFKATOOL_NATIVE=0``: wall time and peak RSS (the scan's pool workers included)."""
+    out = str(work / "rss-out")
+    found: dict[str, Any] = {}
+    for label, key, part_name, suffixes in (
+            ("one-record batches", "tiny-logdir", "tiny-0", (".log",)),
+            ("zero-filled indexes", "zero-index-logdir", "tiny-0", (".index", ".timeindex", ".txnindex")),
+            ("legacy wrappers past the cap", "legacy-capped-logdir", "capped-0", (".log",))):
+        logdir = str(inputs[key]["path"])
+        part = str(Path(logdir) / part_name)
+        files = [str(Path(part) / f"00000000000000000000{s}") for s in suffixes]
+        runs = _runs(logdir, part, out, files)
+        if key == "zero-index-logdir":  # the log itself is the first input's: only what the indexes change
+            runs = {k: v for k, v in runs.items() if not k.startswith("simulate-replication")}
+        for native in (True, False) if python_path else (True,):
+            for name, args in runs.items():
+                found[f"{name}, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"] = suite.cli(
+                    args, 1, native=native)
+    return found
 
 
 def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
@@ -98,7 +121,7 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
     add("simulate-restart from recovery point 0 / plain CRC scan (time)",
         _ratio(cmd["simulate-restart"]["s"], cmd["plain_crc_scan"]["s"]), 1.3, "x", higher_is_better=False)
     for name, info in res.get("rss_commands", {}).items():
-        add(f"peak RSS, 1 GiB of one-record batches: {name}", info["max_rss_mb"], MEMORY_GOAL_MB, "MB",
+        add(f"peak RSS, 1 GiB: {name}", info["max_rss_mb"], MEMORY_GOAL_MB, "MB",
             higher_is_better=False)
     for mode, info in res.get("rss", {}).items():
         add(f"peak RSS on the big segment: {mode}", info["max_rss_mb"], 150, "MB", higher_is_better=False)
@@ -154,6 +177,10 @@ def headline(res: dict[str, Any]) -> list[dict[str, Any]]:
         else None, 2.0, "x", "whole processes, output to /dev/null")
     add(f"dump-segment -f jsonl --print-data, {gib}, faster than DumpLogSegments --deep-iteration --print-data-log",
         ratio("big deep print", jsonl, dls), 2.0, "x", "whole processes, output to /dev/null")
+    pair = res.get("check_vs_jsonl")
+    add("check / dump-segment -f jsonl, 1 GiB of one-record batches (time ratio)",
+        _ratio(pair["check"]["s"], pair["jsonl"]["s"]) if pair else None, 3.0, "x",
+        "whole processes, output to /dev/null, the same run", higher=False)
     restart = res.get("restart", {})
     if "big-logdir" in rec and "in_process" in restart:
         add(f"simulate-restart, recovery point 0, {gib}, faster than Kafka's recovery",
@@ -243,9 +270,9 @@ def print_report(res: dict[str, Any]) -> None:
         for k, r in res["cli"].items():
             print(f"  {k:40s} {r['s']:8.3f} s ({r['min_s']:.3f}-{r['max_s']:.3f})  peak RSS {r['max_rss_mb']:.0f} MB")
     if res.get("rss_commands"):
-        print("\n[peak RSS of every subcommand on 1 GiB of one-record batches, fresh process each]")
+        print("\n[peak RSS of every subcommand and format on the 1 GiB memory inputs, fresh process each]")
         for k, r in res["rss_commands"].items():
-            print(f"  {k:32s} {r['max_rss_mb']:8.1f} MB  ({r['s']:.1f} s)")
+            print(f"  {k:72s} {r['max_rss_mb']:8.1f} MB  ({r['s']:.1f} s)")
     if res.get("rss"):
         print("\n[peak RSS on the big segment, fresh process per mode]")
         for k, r in res["rss"].items():
@@ -281,13 +308,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip every subcommand's peak RSS on the one-record-batch log dir (the longest part)")
     parser.add_argument("--no-python-path", action="store_true",
                         help="skip the KAFKATOOL_NATIVE=0 rows (the Python path of the same commands)")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the memory inputs: check against dump-segment -f jsonl, and every subcommand's "
+                             "and format's peak RSS (natively and, unless --no-python-path, KAFKATOOL_NATIVE=0)")
     args = parser.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes()
     repeat = args.repeat or (3 if args.quick else 5)
     work = args.work or Path(tempfile.gettempdir()) / f"kafkatool-bench-{'quick' if args.quick else 'full'}"
     started = time.perf_counter()
     inputs = generate(work, sizes)
-    inputs["restart"] = restart_log_dir(work, sizes.big)
+    if not args.memory_only:
+        inputs["restart"] = restart_log_dir(work, sizes.big)
     print(f"inputs in {work} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     # Whole-process runs start from compiled bytecode, as an installed kafkatool does (pip compiles at install; an
     # editable checkout run with PYTHONDONTWRITEBYTECODE would compile every module on every run).
@@ -301,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     runs = args.cli_runs or (max(3, repeat // 2) if not args.quick else 1)
     res["cli_runs"] = runs
+    if args.memory_only:
+        return _memory_only(res, inputs, work, runs, args)
     res["help"] = suite.help_time(max(5, repeat))
     for name in ("big", "tiny"):
         print(f"scan {name} ...", file=sys.stderr)
@@ -360,12 +393,16 @@ def main(argv: list[str] | None = None) -> int:
             "columns-shallow", "columns-crc", "columns-crc-pool", "walker-shallow", "walker-crc", "walker-deep")}
         res["rss"]["dump-segment -f kafka (CLI)"] = res["cli"]["dump-segment -f kafka big"] | {
             "s": res["cli"]["dump-segment -f kafka big"]["s"]}
+        tiny_logdir = str(inputs["tiny-logdir"]["path"])
+        res["check_vs_jsonl"] = {
+            "check": suite.cli(["check", "-f", "json", tiny_logdir], runs),
+            "jsonl": suite.cli(["dump-segment", "-f", "jsonl", str(Path(tiny_logdir) / "tiny-0")], runs)}
         if not args.no_rss_commands:
-            print("peak RSS of every subcommand on the one-record-batch log dir ...", file=sys.stderr)
-            res["rss_commands"] = command_rss(str(inputs["tiny-logdir"]["path"]), work)
+            print("peak RSS of every subcommand and format on the 1 GiB memory inputs ...", file=sys.stderr)
+            res["rss_commands"] = command_rss(inputs, work, python_path=not args.no_python_path)
         res["rss_1gib"] = {f"{k} (16 KiB batches)": v for k, v in res["rss"].items() if "(CLI)" not in k}
         res["rss_1gib"].update({k: v for k, v in res["cli"].items() if "big" in k})
-        res["rss_1gib"].update({f"{k} (one-record batches)": v for k, v in res.get("rss_commands", {}).items()})
+        res["rss_1gib"].update(res.get("rss_commands", {}))
     if args.fleet:
         from tests.benchmarks import bench_fleet
 
@@ -379,6 +416,35 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(res, indent=1))
     print(f"\nwrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _memory_only(res: dict[str, Any], inputs: dict[str, Any], work: Path, runs: int, args: Any) -> int:
+    """``--memory-only``: the check/jsonl time ratio and the peak RSS table, printed and written."""
+    tiny_logdir = str(inputs["tiny-logdir"]["path"])
+    print("check and dump-segment -f jsonl on 1 GiB of one-record batches ...", file=sys.stderr)
+    res["check_vs_jsonl"] = {
+        "check": suite.cli(["check", "-f", "json", tiny_logdir], runs),
+        "jsonl": suite.cli(["dump-segment", "-f", "jsonl", str(Path(tiny_logdir) / "tiny-0")], runs)}
+    print("peak RSS of every subcommand and format on the 1 GiB memory inputs ...", file=sys.stderr)
+    res["rss_commands"] = command_rss(inputs, work, python_path=not args.no_python_path)
+    res["rss_1gib"] = dict(res["rss_commands"])
+    res["headline"] = [t for t in headline_memory(res)]
+    print("\n[peak RSS of every subcommand and format on the 1 GiB memory inputs, fresh process each]")
+    for k, r in res["rss_commands"].items():
+        print(f"  {k:72s} {r['max_rss_mb']:8.1f} MB  ({r['s']:.1f} s)")
+    print_headline(res)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+def headline_memory(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """The memory targets of :func:`headline` alone (the check/jsonl ratio and the RSS rows)."""
+    return [t for t in headline({**res, "scan": {"big": {"runs": {"crc32c_one_buffer": {"s": 0},
+                                                                "kafkatool_crc": {"s": 0}}},
+                                                 "tiny": {"runs": {"kafkatool_crc": {"m_batches_per_s": 0}}}},
+                                 "sizes": {"big": 1 << 30}})
+            if t["target"].startswith(("check /", "peak RSS"))]
 
 
 if __name__ == "__main__":

@@ -4,6 +4,11 @@
 - ``tiny``: a segment of one-record batches (~100 B values), 64 MiB by default;
 - ``tiny-logdir``: a log dir whose one partition holds a segment of one-record batches, 1 GiB by default (the
   memory target: every subcommand's peak RSS on it);
+- ``zero-index-logdir``: the same segment (a hard link) with its ``.index``, ``.timeindex`` and ``.txnindex``
+  zero-filled to the segment's size (sparse files: no disk), as an untrimmed preallocation or a zeroed disk
+  leaves them;
+- ``legacy-capped-logdir``: a segment of the same size made of legacy magic 1 gzip wrappers of 16 MiB, each
+  inflating far past the default cap (every one a refused wrapper);
 - ``codec-<name>``: one segment per compression codec (gzip, snappy, lz4, zstd), 15-record batches;
 - ``partition``: a partition directory of 20 segments with Kafka's layout (indexes, producer snapshots,
   checkpoints), written by :class:`~kafkatool.writing.fixture_writer.PartitionWriter` with idempotent and
@@ -33,7 +38,7 @@ from kafkatool.writing.fixture_writer import LogDir, PartitionWriter, Producer, 
 CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 OFF = rb.FIELD_OFFSETS
 TEMPLATES = 8
-GENERATOR_VERSION = 3  # bump when the inputs change, so kept work dirs are regenerated
+GENERATOR_VERSION = 4  # bump when the inputs change, so kept work dirs are regenerated
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,8 @@ def generate(work: Path, sizes: Sizes) -> dict[str, dict[str, object]]:
     seg = work / "tiny-logdir" / "tiny-0" / "00000000000000000000.log"
     seg.parent.mkdir(parents=True, exist_ok=True)
     inputs["tiny-logdir"] = {"path": str(work / "tiny-logdir"), **write_segment(seg, sizes.tiny_logdir, 1, 100)}
+    inputs["zero-index-logdir"] = zero_index_log_dir(work, seg)
+    inputs["legacy-capped-logdir"] = legacy_capped_log_dir(work, sizes.tiny_logdir)
     info = write_partition(work / "partition", sizes.partition_segments, sizes.partition_segment)
     inputs["partition"] = {"path": str(work / "partition" / "logdir"), **info}
     marker.write_text(json.dumps({"sizes": key, "inputs": inputs}))
@@ -171,3 +178,59 @@ def restart_log_dir(work: Path, size: int) -> dict[str, object]:
     info = {"path": str(root), "partition": str(seg.parent), **write_segment(seg, size, 15, 1024, transactions=False)}
     marker.write_text(json.dumps({"key": key, "input": info}))
     return info
+
+
+def zero_index_log_dir(work: Path, segment: Path) -> dict[str, object]:
+    """A log dir whose partition holds ``segment`` (a hard link, or a copy across file systems) beside its
+    ``.index``, ``.timeindex`` and ``.txnindex`` zero-filled to the segment's size (sparse)."""
+    root = work / "zero-index-logdir"
+    part = root / "tiny-0"
+    shutil.rmtree(root, ignore_errors=True)
+    part.mkdir(parents=True)
+    log = part / segment.name
+    try:
+        os.link(segment, log)
+    except OSError:
+        shutil.copyfile(segment, log)
+    size = segment.stat().st_size
+    for suffix in (".index", ".timeindex", ".txnindex"):
+        with open(log.with_suffix(suffix), "wb") as fh:
+            fh.truncate(size)
+    return {"path": str(root), "bytes": size, "index_bytes": size}
+
+
+def gzip_bomb_member(seed: int, size: int = 1 << 20) -> bytes:
+    """A gzip member of about ``size`` bytes that inflates to about 1,000 times that (zeros after ``seed``)."""
+    import zlib
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts, done, zeros = [comp.compress(seed.to_bytes(8, "big"))], 0, bytes(1 << 20)
+    while done < size - 2048:
+        parts.append(comp.compress(zeros))
+        done += len(parts[-1])
+    parts.append(comp.flush())
+    return b"".join(parts)
+
+
+def legacy_capped_log_dir(work: Path, target: int, wrapper: int = 16 << 20) -> dict[str, object]:
+    """A log dir of one partition whose segment is ``target`` bytes of legacy magic 1 gzip wrappers of about
+    ``wrapper`` bytes, each a distinct first gzip member followed by copies of one 1 MiB member of zeros (every
+    wrapper inflates to about 1,000 times its size: past any cap)."""
+    from kafkatool.schema import legacy
+
+    root = work / "legacy-capped-logdir"
+    seg = root / "capped-0" / "00000000000000000000.log"
+    shutil.rmtree(root, ignore_errors=True)
+    seg.parent.mkdir(parents=True)
+    zeros = gzip_bomb_member(0)
+    size = count = 0
+    with open(seg, "wb") as fh:
+        while size < target:
+            head = gzip_bomb_member(count + 1, 4096)
+            value = head + zeros * max(1, (wrapper - len(head)) // len(zeros))
+            entry = legacy.build_legacy_entry(count, magic=1, attributes=Compression.GZIP.value, value=value,
+                                              timestamp=1_700_000_000_000)
+            fh.write(entry)
+            size += len(entry)
+            count += 1
+    return {"path": str(root), "bytes": size, "wrappers": count}

@@ -67,7 +67,7 @@ def main(argv: list[str]) -> None:
         out = sys.stdout
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # pool workers, forked from this process
     info["max_rss_mb"] = max(_peak_rss_kb(), children) / 1024
-    print(json.dumps(info), file=out)
+    print(json.dumps(info), file=out, flush=True)  # flushed here: a frame kept by a cycle may never close it
 
 
 if __name__ == "__main__":

@@ -106,6 +106,9 @@ fn i32be(b: &[u8], pos: usize) -> Option<i32> {
 
 /// The length of the whole, well-formed gzip member header at the start of `data` (zlib's `inflate` header
 /// states, and `GZIPInputStream.readHeader`), or `None`.
+/// More than deflate's largest expansion (258 bytes from a 2-bit code: 1032 to 1).
+const DEFLATE_MAX_RATIO: usize = 1100;
+
 fn gzip_header(data: &[u8]) -> Option<usize> {
     if data.len() < GZIP_FIXED_HEADER || data[0] != 0x1F || data[1] != 0x8B || data[2] != 8 {
         return None;
@@ -138,7 +141,9 @@ fn gzip_header(data: &[u8]) -> Option<usize> {
 }
 
 fn gunzip(raw: &[u8], max_output: usize) -> Option<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::new();
+    // Reserved once, never moved: no member inflates past 1032 times its size, nor the whole past the cap (a
+    // growing Vec would copy itself, holding twice the output at its last step).
+    let mut out: Vec<u8> = Vec::with_capacity(max_output.saturating_add(1).min(raw.len().saturating_mul(DEFLATE_MAX_RATIO)));
     let mut start = 0usize;
     loop {
         let member = &raw[start..];
