@@ -1,5 +1,6 @@
 """``-f json`` is written as the rows come (``render.output.JsonOutput``): byte for byte the document
-``json.dump(..., indent=2)`` writes of the whole, which the writer held before (a zero-filled ``.txnindex`` of
+``json.dump(..., indent=2)`` writes of the whole through ``JsonSafeWriter`` (control, C1 and bidi characters
+escaped), which the writer held before (a zero-filled ``.txnindex`` of
 1 GiB is 31 M rows)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import json
 from typing import Any
 
 from kafkatool.render.output import JsonOutput, _json_default
+from kafkatool.render.safe import JsonSafeWriter
 
 
 def _reference(files: list[tuple[str, str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]],
@@ -24,7 +26,8 @@ def _reference(files: list[tuple[str, str, dict[str, Any], list[dict[str, Any]],
         current["summary"] = end
         doc.append(current)
     out = io.StringIO()
-    json.dump({"files": doc, "summary": summary}, out, default=_json_default, ensure_ascii=False, indent=2)
+    json.dump({"files": doc, "summary": summary}, JsonSafeWriter(out), default=_json_default, ensure_ascii=False,
+              indent=2)
     return out.getvalue() + "\n"
 
 
