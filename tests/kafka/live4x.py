@@ -44,17 +44,16 @@ from pathlib import Path
 from kafkatool.model import RecordBatch
 from kafkatool.schema.log_segment import walk_log
 from tests.kafka import versions
-from tests.kafka.broker import Cluster, KafkaError, Node, cluster_id, run_java
+from tests.kafka.broker import Cluster, KafkaError, Node, cluster_id, oracle, run_java
 from tests.kafka.decoding import kafka_dump, split_dumps
 
 VERSION = "4.4.0"
 """The newest release line: the one the saved ``fixtures/kafka-4x`` cases come from."""
 
-#: The first release line each case runs on: whose broker and clients have its feature (KIP-932 share groups,
-#: KIP-1071 streams groups) and its admin API (the driver compiles against that line's clients: 3.9 and 4.0 have
-#: KIP-853 voter changes but no share or streams admin classes); and the features each line needs set at format
-#: time to run it.
-SINCE: dict[str, tuple[int, int]] = {"share": (4, 1), "streams": (4, 2), "voters": (4, 1)}
+#: The first release line each case runs on, whose broker and clients have its feature (KIP-932 share groups,
+#: KIP-1071 streams groups, KIP-853 voter changes: the voters case needs only the base driver, the others Oracle4x,
+#: which compiles against 4.1+ clients); and the features each line needs set at format time to run it.
+SINCE: dict[str, tuple[int, int]] = {"share": (4, 1), "streams": (4, 2), "voters": (3, 9)}
 FORMAT_FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ("share", "4.1"): ("--feature", "share.version=1"),
     ("share", "4.2"): ("--feature", "share.version=1"),
@@ -309,7 +308,7 @@ def wait_voters(bootstrap_controller: str, want: set[int], timeout: float = 90, 
     """Wait until DescribeMetadataQuorum lists exactly ``want`` as voters; the quorum."""
     t0 = time.monotonic()
     while True:
-        quorum = oracle4x("quorum", "controller:" + bootstrap_controller, version=version)[0]
+        quorum = oracle(version, "quorum", "controller:" + bootstrap_controller)[0]
         if {v["replica_id"] for v in quorum["voters"]} == want:
             return quorum
         if time.monotonic() - t0 > timeout:
@@ -349,7 +348,7 @@ def voters_case(workdir: Path, root: Path = FIXTURES, version: str = VERSION) ->
                  "--controller-id", "2", "--controller-directory-id", dir_id(n2), timeout=120)
         facts["after_remove"] = wait_voters(quorum_bootstrap, {1}, version=version)
         time.sleep(4)  # a metadata snapshot after the change (metadata.snapshot.max.interval.ms)
-        facts["final"] = oracle4x("quorum", "controller:" + quorum_bootstrap, version=version)[0]
+        facts["final"] = oracle(version, "quorum", "controller:" + quorum_bootstrap)[0]
         facts["final_text"] = quorum_text(quorum_bootstrap, version)
         facts["directory_ids"] = {"1": dir_id(n1), "2": dir_id(n2)}
         n2.stop()

@@ -18,7 +18,6 @@ import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListStreamsGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
@@ -72,7 +71,7 @@ public final class Oracle4x {
             case "share" -> share(bootstrap, args[2], args[3], Integer.parseInt(args[4]));
             case "streams" -> streams(bootstrap, args[2], args[3], args[4], Integer.parseInt(args[5]));
             case "groups" -> groups(bootstrap);
-            case "quorum" -> quorum(bootstrap);
+            case "quorum" -> Oracle.quorum(bootstrap);
             default -> throw new IllegalArgumentException("unknown command " + cmd);
         }
         System.out.flush();
@@ -318,34 +317,6 @@ public final class Oracle4x {
                 .append(e.getValue() == null ? "null" : Long.toString(e.getValue().offset()));
         }
         return b.append("}").toString();
-    }
-
-    static void quorum(String bootstrap) throws Exception {
-        try (Admin admin = admin(bootstrap)) {
-            QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get(30, TimeUnit.SECONDS);
-            StringBuilder b = new StringBuilder("{\"leader_id\": ").append(q.leaderId())
-                .append(", \"leader_epoch\": ").append(q.leaderEpoch())
-                .append(", \"high_watermark\": ").append(q.highWatermark())
-                .append(", \"voters\": ").append(replicas(q.voters()))
-                .append(", \"observers\": ").append(replicas(q.observers()))
-                .append("}");
-            System.out.println(b);
-        }
-    }
-
-    static String replicas(List<QuorumInfo.ReplicaState> states) {
-        List<QuorumInfo.ReplicaState> sorted = new ArrayList<>(states);
-        sorted.sort((a, c) -> Integer.compare(a.replicaId(), c.replicaId()));
-        StringBuilder b = new StringBuilder("[");
-        for (QuorumInfo.ReplicaState s : sorted) {
-            if (b.length() > 1) {
-                b.append(", ");
-            }
-            b.append("{\"replica_id\": ").append(s.replicaId())
-                .append(", \"directory_id\": ").append(Oracle.str(s.replicaDirectoryId().toString()))
-                .append(", \"log_end_offset\": ").append(s.logEndOffset()).append("}");
-        }
-        return b.append("]").toString();
     }
 
     /**

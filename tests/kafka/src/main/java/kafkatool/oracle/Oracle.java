@@ -89,15 +89,18 @@ public final class Oracle {
                 Long.parseLong(args[4]), args.length > 5 ? args[5] : "all");
             case "groups" -> groups(bootstrap, Long.parseLong(args[2]), args[3]);
             case "describe" -> describe(bootstrap, args.length > 2 ? Set.of(args[2].split(",")) : Set.of());
+            case "quorum" -> quorum(bootstrap);
             default -> throw new IllegalArgumentException("unknown command " + cmd);
         }
         System.out.flush();
         System.exit(0);
     }
 
+    /** An admin client of the brokers, or of the controllers for a {@code controller:HOST:PORT} bootstrap. */
     static Admin admin(String bootstrap) {
         Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(bootstrap.startsWith("controller:") ? AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG
+            : AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap.replaceFirst("^controller:", ""));
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
         return Admin.create(p);
@@ -599,5 +602,35 @@ public final class Oracle {
             }
         }
         return out;
+    }
+
+    /** DescribeMetadataQuorum as one JSON line: leader, epoch, high watermark, voters and observers. */
+    static void quorum(String bootstrap) throws Exception {
+        try (Admin admin = admin(bootstrap)) {
+            org.apache.kafka.clients.admin.QuorumInfo q =
+                admin.describeMetadataQuorum().quorumInfo().get(30, TimeUnit.SECONDS);
+            StringBuilder b = new StringBuilder("{\"leader_id\": ").append(q.leaderId())
+                .append(", \"leader_epoch\": ").append(q.leaderEpoch())
+                .append(", \"high_watermark\": ").append(q.highWatermark())
+                .append(", \"voters\": ").append(replicas(q.voters()))
+                .append(", \"observers\": ").append(replicas(q.observers()))
+                .append("}");
+            System.out.println(b);
+        }
+    }
+
+    static String replicas(List<org.apache.kafka.clients.admin.QuorumInfo.ReplicaState> states) {
+        List<org.apache.kafka.clients.admin.QuorumInfo.ReplicaState> sorted = new ArrayList<>(states);
+        sorted.sort((a, c) -> Integer.compare(a.replicaId(), c.replicaId()));
+        StringBuilder b = new StringBuilder("[");
+        for (org.apache.kafka.clients.admin.QuorumInfo.ReplicaState s : sorted) {
+            if (b.length() > 1) {
+                b.append(", ");
+            }
+            b.append("{\"replica_id\": ").append(s.replicaId())
+                .append(", \"directory_id\": ").append(str(s.replicaDirectoryId().toString()))
+                .append(", \"log_end_offset\": ").append(s.logEndOffset()).append("}");
+        }
+        return b.append("]").toString();
     }
 }
