@@ -142,6 +142,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     from kafkatool.model import Defect
     from kafkatool.reading.log import open_log
     from kafkatool.render.jsonl_native import NativeRows
+    from kafkatool.render.table_native import NativeTable
 
     name = str(path)
     base = offset_from_name(path.name)
@@ -158,8 +159,12 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     first: int | None = None
     last_offset: int | None = None
     counted = 0  # bytes of the file passed to advance()
-    native = NativeRows.make(out, name, deep=opts.deep or opts.print_data, key_decoder=key_dec,
-                             value_decoder=value_dec) if not filtered and topic_dec is None else None
+    native: NativeRows | NativeTable | None = None
+    if not filtered and topic_dec is None:
+        native = NativeRows.make(out, name, deep=opts.deep or opts.print_data, key_decoder=key_dec,
+                                 value_decoder=value_dec)
+        if native is None and not (opts.deep or opts.print_data):
+            native = NativeTable.make(out, str(path))
 
     def fast(buf: bytes | memoryview, pos: int, limit: int) -> int:
         """The native rows of the batches from ``pos`` (``schema.log_segment.FastEntries``)."""
