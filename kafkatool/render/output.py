@@ -553,10 +553,13 @@ class TableOutput:
         positions = np.concatenate([p for p, _ in self.held])
         heads = np.concatenate([h for _, h in self.held])
         full = len(positions) - len(positions) % TABLE_CHUNK
+        bounds = [(start, start + TABLE_CHUNK) for start in range(0, full, TABLE_CHUNK)]
         spec = self._spec(positions, heads)  # the native writer's columns, made once for every chunk
-        for start in range(0, full, TABLE_CHUNK):
-            if spec is None or not self._native_table(spec, start, start + TABLE_CHUNK):
-                self._column_table(positions[start:start + TABLE_CHUNK], heads[start:start + TABLE_CHUNK])
+        if spec is not None:
+            self._native_tables(spec, bounds, positions, heads)
+        else:
+            for start, stop in bounds:
+                self._column_table(positions[start:stop], heads[start:stop])
         self.held = [(positions[full:], heads[full:])] if full < len(positions) else []
 
     def _spec(self, positions: Any, heads: Any) -> tuple[Any, ...] | None:
@@ -567,9 +570,10 @@ class TableOutput:
             return None
         return _native_spec(positions, heads)
 
-    def _column_table(self, positions: Any, heads: Any) -> None:
-        spec = self._spec(positions, heads)
-        if spec is not None and self._native_table(spec, 0, len(positions)):
+    def _column_table(self, positions: Any, heads: Any, native: bool = True) -> None:
+        spec = self._spec(positions, heads) if native else None
+        if spec is not None:
+            self._native_tables(spec, [(0, len(positions))], positions, heads)
             return
         values = _batch_values(positions, heads)
         plain = _batch_texts(heads)  # cells without styles, made in numpy: what _plain_column gives without colour
@@ -583,36 +587,46 @@ class TableOutput:
 
         self._lay_out("batch", COLUMNS["batch"], len(positions), column)
 
-    def _native_table(self, spec: tuple[Any, ...], start: int, stop: int) -> bool:
-        """The table of rows ``start:stop`` of ``spec`` (:func:`_native_spec`) with its cells and lines written by
-        the native core (``_core/src/table.rs``), laid out as :meth:`_lay_out` lays them out; ``False`` (nothing
-        written) when no plain layout fits (the rich table's case)."""
+    def _native_tables(self, spec: tuple[Any, ...], bounds: list[tuple[int, int]], positions: Any,
+                       heads: Any) -> None:
+        """The tables of rows ``start:stop`` of ``spec`` (:func:`_native_spec`) for each of ``bounds``, their cells
+        and lines written by the native core (``_core/src/table.rs``) in one block, laid out as :meth:`_lay_out`
+        lays them out (the columns chosen per table); a table no plain layout fits (the rich table's case) is
+        printed by :meth:`_column_table` from ``positions`` and ``heads`` instead."""
         from kafkatool.schema.native import core
 
         native = core()
         assert native is not None
-        cols = COLUMNS["batch"]
-        found = native.table_widths(*spec, start, stop)
-        widths = {key: max(len(header), width) for (key, header), width in zip(cols, found, strict=True)}
-        if not self.wide:
-            allowed = self.chosen.get("batch", cols)
-            shown = self.chosen["batch"] = fit_columns("batch", allowed, widths, self.width)
-            self.hidden |= {header for key, header in cols if (key, header) not in shown}
-            cols = shown
-        if sum(widths[key] for key, _ in cols) + GAP * (len(cols) - 1) > self.width:
-            return False
         index = {key: i for i, (key, _) in enumerate(COLUMNS["batch"])}
-        header = "  ".join(h.ljust(widths[k]) if k in LEFT else h.rjust(widths[k]) for k, h in cols)
-        body = native.table_lines(*spec, [index[k] for k, _ in cols], [widths[k] for k, _ in cols],
-                                  [k not in LEFT for k, _ in cols], start, stop)
+        tables: list[tuple[int, int, bytes, list[int], list[int], list[bool]]] = []
+        for (start, stop), found in zip(bounds, native.table_widths(*spec, bounds), strict=True):
+            cols = COLUMNS["batch"]
+            widths = {key: max(len(header), width) for (key, header), width in zip(cols, found, strict=True)}
+            if not self.wide:
+                allowed = self.chosen.get("batch", cols)
+                shown = self.chosen["batch"] = fit_columns("batch", allowed, widths, self.width)
+                self.hidden |= {header for key, header in cols if (key, header) not in shown}
+                cols = shown
+            if sum(widths[key] for key, _ in cols) + GAP * (len(cols) - 1) > self.width:
+                self._write_tables(native.table_lines(*spec, tables))
+                tables = []
+                self._column_table(positions[start:stop], heads[start:stop], native=False)
+                continue
+            header = "  ".join(h.ljust(widths[k]) if k in LEFT else h.rjust(widths[k]) for k, h in cols)
+            tables.append((start, stop, (header.rstrip() + "\n").encode(), [index[k] for k, _ in cols],
+                           [widths[k] for k, _ in cols], [k not in LEFT for k, _ in cols]))
+        self._write_tables(native.table_lines(*spec, tables))
+
+    def _write_tables(self, block: bytes) -> None:
+        """Tables the native core wrote, to the output (to the bytes under a text stream, after flushing it)."""
+        if not block:
+            return
         buffer = getattr(self.out, "buffer", None)
         if buffer is None:
-            self.out.write(header.rstrip() + "\n" + body.decode())
-            return True
-        self.out.write(header.rstrip() + "\n")
-        self.out.flush()  # the text layer first: the body goes to the bytes under it
-        buffer.write(body)
-        return True
+            self.out.write(block.decode())
+            return
+        self.out.flush()
+        buffer.write(block)
 
     def _release_held(self, as_rows: bool) -> None:
         """The batches held as columns: printed (``as_rows`` false) or made rows pending (a batch row follows)."""

@@ -290,28 +290,43 @@ fn columns<'a>(
     Ok((cols, n))
 }
 
-/// `table_widths(arrays, kinds, shifts, masks, labels, start, stop)`: each column's widest cell over the rows.
+/// Rows `start..stop` clamped to the `n` rows there are.
+fn clamp(start: usize, stop: usize, n: usize) -> (usize, usize) {
+    let a = start.min(n);
+    (a, stop.min(n).max(a))
+}
+
+/// `table_widths(arrays, kinds, shifts, masks, labels, bounds)`: for each `(start, stop)` of `bounds` (a table's
+/// rows), each column's widest cell over those rows.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn table_widths<'py>(
     arrays: Vec<PyReadonlyArray1<'py, i64>>,
     kinds: Vec<u8>,
     shifts: Vec<u32>,
     masks: Vec<i64>,
     labels: Vec<Vec<String>>,
-    start: usize,
-    stop: usize,
-) -> PyResult<Vec<usize>> {
+    bounds: Vec<(usize, usize)>,
+) -> PyResult<Vec<Vec<usize>>> {
     guard("table_widths", || {
         let spec: Spec<'py> = (Vec::new(), kinds, shifts, masks, labels);
         let (cols, n) = columns(&arrays, &spec)?;
-        Ok(widths(&cols, start.min(n), stop.min(n).max(start.min(n))))
+        Ok(bounds
+            .iter()
+            .map(|&(start, stop)| {
+                let (a, b) = clamp(start, stop, n);
+                widths(&cols, a, b)
+            })
+            .collect())
     })
 }
 
-/// `table_lines(arrays, kinds, shifts, masks, labels, shown, widths, right, start, stop)`: the body lines.
+/// One table of [`table_lines`]: its rows, its header line (written as given), the columns shown, their widths
+/// and justification.
+type Table = (usize, usize, Vec<u8>, Vec<usize>, Vec<usize>, Vec<bool>);
+
+/// `table_lines(arrays, kinds, shifts, masks, labels, tables)`: each table of `tables` (`(start, stop, header,
+/// shown, widths, right)`) as its header followed by its body lines, all in one block.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn table_lines<'py>(
     py: Python<'py>,
     arrays: Vec<PyReadonlyArray1<'py, i64>>,
@@ -319,28 +334,21 @@ fn table_lines<'py>(
     shifts: Vec<u32>,
     masks: Vec<i64>,
     labels: Vec<Vec<String>>,
-    shown: Vec<usize>,
-    widths: Vec<usize>,
-    right: Vec<bool>,
-    start: usize,
-    stop: usize,
+    tables: Vec<Table>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     guard("table_lines", || {
         let spec: Spec<'py> = (Vec::new(), kinds, shifts, masks, labels);
         let (cols, n) = columns(&arrays, &spec)?;
-        if shown.len() != widths.len()
-            || shown.len() != right.len()
-            || shown.iter().any(|&c| c >= cols.len())
-        {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "table: shown, widths and right disagree",
-            ));
+        let mut out = Vec::new();
+        for (start, stop, header, shown, widths, right) in &tables {
+            if shown.len() != widths.len() || shown.len() != right.len() || shown.iter().any(|&c| c >= cols.len()) {
+                return Err(pyo3::exceptions::PyValueError::new_err("table: shown, widths and right disagree"));
+            }
+            let (a, b) = clamp(*start, *stop, n);
+            out.extend_from_slice(header);
+            out.extend_from_slice(&lines(&cols, shown, widths, right, a, b));
         }
-        let (a, b) = (start.min(n), stop.min(n).max(start.min(n)));
-        Ok(PyBytes::new(
-            py,
-            &lines(&cols, &shown, &widths, &right, a, b),
-        ))
+        Ok(PyBytes::new(py, &out))
     })
 }
 
