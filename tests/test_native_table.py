@@ -67,3 +67,22 @@ def test_every_fixture_segment(tmp_path: Path) -> None:
     reference_code, reference = _table(FIXTURES, native_on=False, columns="100")
     assert code == reference_code
     assert shown == reference
+
+
+def test_damage_between_two_runs_of_one_table(tmp_path: Path) -> None:
+    """Unreadable bytes between two runs the native walk takes (the walk resyncs, then offers the next run): the
+    batches of both share one table, as the Python rows do (the fuzzer's first finding)."""
+    whole = tmp_path / "w.log"
+    write_segment(whole, 30_000, 1, 100)
+    data = whole.read_bytes()
+    size = 12 + int.from_bytes(data[8:12], "big")
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    segment = part / "00000000000000000000.log"
+    unknown_magic = (40).to_bytes(8, "big") + (125).to_bytes(4, "big") + bytes(4) + bytes([130]) + bytes(120)
+    segment.write_bytes(data[:40 * size] + unknown_magic + data[40 * size:])
+    code, shown = _table(segment, native_on=True)
+    reference_code, reference = _table(segment, native_on=False)
+    assert code == reference_code == 1
+    assert shown == reference
+    assert shown.count(" base ") == reference.count(" base ") == 1

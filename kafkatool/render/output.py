@@ -630,12 +630,18 @@ class TableOutput:
 
     def _release_held(self, as_rows: bool) -> None:
         """The batches held as columns: printed (``as_rows`` false) or made rows pending (a batch row follows)."""
+        import numpy as np
+
         held, self.held = self.held, []
-        for positions, heads in held:
-            if as_rows:
-                self.pending += _batch_rows(positions, heads)
-            elif len(positions):
-                self._column_table(positions, heads)
+        if not held:
+            return
+        # fewer than a chunk in all, held from one or more runs (damage between them): one table, as rows make it
+        positions = np.concatenate([p for p, _ in held])
+        heads = np.concatenate([h for _, h in held])
+        if as_rows:
+            self.pending += _batch_rows(positions, heads)
+        elif len(positions):
+            self._column_table(positions, heads)
 
     def _lay_out(self, rtype: str, cols: list[tuple[str, str]], count: int,
                  column: Callable[[str, bool], tuple[list[Any], list[str | None] | None]]) -> None:
