@@ -112,7 +112,7 @@ def build_app(only: str | None = None, *, lazy: bool = False) -> typer.Typer:
         help="Forensic toolkit for Apache Kafka broker data directories: decode what is on disk and tell "
         "what Kafka will do with it.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion, --show-completion (bash, zsh, fish; typer's)
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},

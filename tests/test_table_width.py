@@ -95,3 +95,29 @@ def test_a_value_too_wide_wraps_in_its_column() -> None:
     assert max(len(line) for line in lines) <= 80
     assert "".join(line.split()[-1] for line in lines[1:-2] if line.strip()).endswith(value)
     assert "2023-11-14T22:13:20.016Z" in lines[1]
+
+
+def piped(args: list[str], columns: str | None) -> str:
+    """Run ``kafkatool ARGS`` with stdout a pipe, ``COLUMNS`` set to ``columns`` (or unset)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    return subprocess.run([sys.executable, "-m", "kafkatool", *args], capture_output=True, text=True, env=env,
+                          timeout=60, check=False).stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["dump-segment", str(DEMO / "00000000000000000000.log")],
+    ["dump-segment", "--print-data", str(DEMO / "00000000000000000000.log")],
+    ["replay-producers", str(DEMO)],
+    ["transactions", str(DEMO.parents[1] / "txn-commit-abort-hanging")],
+    ["salvage", str(DEMO.parent)],
+], ids=["shallow", "print-data", "replay-producers", "transactions", "salvage"])
+def test_a_pipe_honours_columns(args: list[str]) -> None:
+    """``COLUMNS=80 kafkatool ... | less``: the tables fit 80 columns, as on an 80-column terminal; without COLUMNS a
+    pipe gets the wide layout (those same tables are wider than 80 then, so the test can tell the two apart)."""
+    narrow = piped(args, "80").splitlines()
+    assert len(narrow) > 3
+    assert max(map(len, narrow)) <= 80, max(narrow, key=len)
+    assert max(map(len, piped(args, None).splitlines())) > 80
+    assert max(map(len, piped(args, "junk").splitlines())) > 80  # not a number: as if unset

@@ -142,6 +142,7 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     from kafkatool.model import Defect
     from kafkatool.reading.log import open_log
     from kafkatool.render.jsonl_native import NativeRows
+    from kafkatool.render.table_native import NativeTable
 
     name = str(path)
     base = offset_from_name(path.name)
@@ -158,8 +159,12 @@ def dump_log(path: Path, out: Output, opts: Options, verify: bool,
     first: int | None = None
     last_offset: int | None = None
     counted = 0  # bytes of the file passed to advance()
-    native = NativeRows.make(out, name, deep=opts.deep or opts.print_data, key_decoder=key_dec,
-                             value_decoder=value_dec) if not filtered and topic_dec is None else None
+    native: NativeRows | NativeTable | None = None
+    if not filtered and topic_dec is None:
+        native = NativeRows.make(out, name, deep=opts.deep or opts.print_data, key_decoder=key_dec,
+                                 value_decoder=value_dec)
+        if native is None and not (opts.deep or opts.print_data):
+            native = NativeTable.make(out, str(path))
 
     def fast(buf: bytes | memoryview, pos: int, limit: int) -> int:
         """The native rows of the batches from ``pos`` (``schema.log_segment.FastEntries``)."""
@@ -381,6 +386,83 @@ def run(paths: list[str], fmt: Format, opts: Options, quiet: bool = True) -> int
     return int(ExitCode.DEFECTS if serious else ExitCode.CLEAN)
 
 
+def run_format_string(paths: list[str], fmt: str, opts: Options) -> int:
+    """``--format-string``: each data record of the segments as ``fmt`` says, kcat-style
+    (``render.record_format``); defects on stderr. Control records are left out, as a consumer never sees them."""
+    from kafkatool.model import Defect, RecordBatch
+    from kafkatool.reading.inventory import expand_with_refusals, refused_defects
+    from kafkatool.reading.log import open_log
+    from kafkatool.render.output import Diagnostics
+    from kafkatool.render.record_format import FormatStringError, Where, compile_format
+    from kafkatool.render.safe import printable
+
+    try:
+        render = compile_format(fmt)
+    except FormatStringError as err:
+        raise UsageError(str(err)) from None
+    diag = Diagnostics()
+    files, refused = expand_with_refusals(paths)
+    defects: list[Defect] = refused_defects(refused, str)
+    try:
+        tty = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    buffer = getattr(sys.stdout, "buffer", None)
+    sys.stdout.flush()
+
+    def write(data: bytes) -> None:
+        if tty:  # a terminal never gets a control character from the data raw
+            sys.stdout.write(printable(data.decode("utf-8", "replace"), keep_newlines=True))
+        elif buffer is not None:
+            buffer.write(data)
+        else:
+            sys.stdout.write(data.decode("utf-8", "surrogateescape"))
+
+    lo, hi = opts.offsets
+    segments = unreadable = 0
+    skipped: list[str] = []
+    for path in files:
+        if kind_of(path, opts.kind) not in SEGMENT_KINDS:
+            skipped.append(str(path))
+            continue
+        parsed = parse_partition_dir(path.resolve().parent.name)
+        where = Where(parsed[0].topic.encode(), parsed[0].partition) if parsed and parsed[0] is not None \
+            else Where(b"", -1)
+        try:
+            with open_log(path, deep=True, max_bytes=opts.max_bytes, label=str(path)) as items:
+                segments += 1
+                for item in items:
+                    if isinstance(item, Defect):
+                        defects.append(item)
+                        continue
+                    if item.records is None or (isinstance(item, RecordBatch) and item.is_control):
+                        continue
+                    lines = [render(item, r, where) for r in item.records
+                             if (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)]
+                    if lines:
+                        write(b"".join(lines))
+        except UnreadableInputError as err:
+            diag.error(str(err))
+            defects.append(Defect("unreadable", str(path), None, "file", err.reason))
+            unreadable += 1
+    sys.stdout.flush()
+    if segments == 0:
+        if unreadable:
+            return int(ExitCode.UNREADABLE)
+        raise UnreadableInputError(", ".join(paths), "no log segment to format (--format-string prints the records "
+                                   "of .log segments)")
+    named = {Path(p) for p in paths}
+    for name in skipped:  # only files named on the command line: a directory's other files are not news
+        if Path(name) in named:
+            diag.warning(f"{name}: not a log segment; --format-string prints records only, skipped")
+    serious = [d for d in defects if d.severity != "info"]
+    for d in serious[:20]:
+        diag.warning(d.describe())
+    if len(serious) > 20:
+        diag.warning(f"... and {len(serious) - 20} more defects")
+    return int(ExitCode.DEFECTS if serious else ExitCode.CLEAN)
+
+
 def command(
     paths: Annotated[list[str], typer.Argument(help="Files, partition directories or log dirs to decode.",
                                               show_default=False, metavar="PATH")],
@@ -428,6 +510,12 @@ def command(
         "--kafka-version", metavar="VERSION",
         help="With --format kafka: the Kafka release whose DumpLogSegments text is reproduced: 3.9, 4.0, 4.1, 4.2, "
              "4.3 or 4.4; a patch version such as 3.9.2 is accepted.")] = "4.4",
+    format_string: Annotated[str | None, typer.Option(
+        "--format-string", metavar="FMT",
+        help="Print each data record as FMT says, kcat-style (implies --print-data): %t topic, %p partition, "
+             "%o offset, %k key, %K key size, %s value, %S value size, %R value size as 4 big-endian bytes, "
+             "%T timestamp, %h headers, %P producer id, %E producer epoch, %Q sequence, %% a percent sign; "
+             "escapes \\n \\r \\t \\xHH.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")] = False,
     follow_links: FollowLinks = False,
 ) -> None:
@@ -464,12 +552,17 @@ def command(
             raise UsageError("--verify-index-only, --index-sanity-check and --skip-record-metadata go with "
                              "--format kafka (use --verify for kafkatool's own checks)")
         shown = print_data or choice not in ("auto", "none")
+        if format_string is not None and (fmt is not Format.table or verify or wide or choice not in ("auto", "none")):
+            raise UsageError("--format-string prints records its own way: it does not go with --format, "
+                                 "--verify, --wide or --decoder")
         if kind is not None and any(Path(p).is_dir() for p in paths):
             raise UsageError("--kind names the kind of the files given; give files, not directories")
         opts = Options(deep=deep or shown, print_data=shown, key_decoder=key_decoder.value,
                        value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,
                        verify=verify, topic_decoder=choice, kind=None if kind is None else FileKind(kind.value),
                        wide=wide)
+        if format_string is not None:
+            return run_format_string(paths, format_string, opts)
         return run(paths, fmt, opts, quiet=quiet)
 
     run_guarded(body, follow_links=follow_links)

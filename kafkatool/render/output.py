@@ -229,6 +229,13 @@ def _column(rows: list[Row], key: str, colour: bool) -> tuple[list[str], list[st
     if key == "control":
         texts = [_control(v) if isinstance(v, dict) else _text(v) for v in values]
         return texts, ["magenta" if isinstance(v, dict) else "dim" if v is None else None for v in values]
+    return _plain_column(values, key, colour)
+
+
+def _plain_column(values: list[Any], key: str, colour: bool) -> tuple[list[Any], list[str | None] | None]:
+    """A column's cells from its values (ints, strings, ``None``...): :func:`_column` for the keys with no rule of
+    their own, and the native batch columns' (:meth:`TableOutput.batch_columns`)."""
+    styles: list[str | None] | None = None
     if is_time_key(key):
         values = _times(values)
     types = set(map(type, values))
@@ -244,6 +251,123 @@ def _column(rows: list[Row], key: str, colour: bool) -> tuple[list[str], list[st
     if NoneType in types and colour:
         styles = ["dim" if v is None else None for v in values]
     return texts, styles
+
+
+def _or_none(values: Any) -> list[Any]:
+    """An int column with Kafka's -1 sentinel as ``None`` (what ``engine.rows.entry_row`` puts in a row)."""
+    unset = values == -1
+    if not unset.any():
+        return values.tolist()  # type: ignore[no-any-return]
+    if unset.all():
+        return [None] * len(values)
+    return [None if v == -1 else v for v in values.tolist()]
+
+
+def _batch_values(positions: Any, heads: Any) -> dict[str, Any]:
+    """The batch table's columns from header columns: for each key the values ``entry_row`` would give (through
+    :func:`_plain_column`), and for ``flags`` and ``crc`` their cells as :func:`_column` makes them."""
+    import numpy as np
+
+    from kafkatool.engine.rows import TIMESTAMP_LABELS
+    from kafkatool.storage.codecs import CODEC_BITS, CODEC_LABEL_BY_BITS
+
+    attrs = heads["attributes"].astype(np.int64)
+    flag_labels = np.array([FLAG_TEXT[(bool(i & 1), bool(i & 2), bool(i & 4))] for i in range(8)], dtype=object)
+    codec_labels = np.array(CODEC_LABEL_BY_BITS, dtype=object)
+    return {
+        "position": positions.tolist(),
+        "base_offset": heads["base_offset"].tolist(),
+        "last_offset": (heads["base_offset"].astype(np.int64) + heads["last_offset_delta"]).tolist(),
+        "count": heads["records_count"].tolist(),
+        "size": (heads["batch_length"].astype(np.int64) + 12).tolist(),
+        "magic": heads["magic"].tolist(),
+        "compression": codec_labels[attrs & CODEC_BITS].tolist(),
+        "partition_leader_epoch": _or_none(heads["partition_leader_epoch"]),
+        "producer_id": _or_none(heads["producer_id"]),
+        "producer_epoch": _or_none(heads["producer_epoch"]),
+        "base_sequence": _or_none(heads["base_sequence"]),
+        "flags": (flag_labels[(attrs >> 4) & 7].tolist(), None),
+        "timestamp_type": np.array(TIMESTAMP_LABELS, dtype=object)[(attrs >> 3) & 1].tolist(),
+        "max_timestamp": _or_none(heads["max_timestamp"]),
+        "crc": (list(map(format, heads["crc"].tolist(), repeat("08x"))), None),
+    }
+
+
+#: The batch columns whose -1 is shown as an absent value.
+NULLABLE = ("partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence")
+
+
+def _batch_texts(heads: Any) -> dict[str, list[str]]:
+    """Cells of the nullable columns and of ``max_timestamp`` as :func:`_plain_column` makes them without colour
+    (``–`` for -1, ISO-8601 times), computed a column at a time in numpy; a column with another value it would
+    show differently (a time past year 9999 or below 0) is left to it."""
+    import numpy as np
+
+    out: dict[str, list[str]] = {}
+    for key in NULLABLE:
+        column = heads[key]
+        unset = column == -1
+        if unset.any():  # all-int columns already take _plain_column's shortest way
+            out[key] = np.where(unset, "–", column.astype(str)).tolist()
+    times = heads["max_timestamp"].astype(np.int64)
+    unset = times == -1
+    if bool(((times >= 0) & (times < TIME_LIMIT_MS) | unset).all()):
+        text = np.char.add(np.datetime_as_string(times.astype("datetime64[ms]"), unit="ms"), "Z")
+        out["max_timestamp"] = np.where(unset, "–", text).tolist()
+    return out
+
+
+def _native_spec(positions: Any, heads: Any) -> tuple[list[Any], list[int], list[int], list[int], list[list[str]]]:
+    """The batch table's columns for the native table writer (``table_widths``/``table_lines``), in
+    ``COLUMNS["batch"]`` order: int64 arrays, cell kinds (0 number, 1 number or ``–`` for -1, 2 label, 3 time,
+    4 CRC), label shifts and masks, labels."""
+    import numpy as np
+
+    from kafkatool.engine.rows import TIMESTAMP_LABELS
+    from kafkatool.storage.codecs import CODEC_BITS, CODEC_LABEL_BY_BITS
+
+    def col(name: str) -> Any:
+        return np.ascontiguousarray(heads[name], dtype=np.int64)
+
+    base = col("base_offset")
+    attrs = col("attributes")
+    flags = [FLAG_TEXT[(bool(i & 1), bool(i & 2), bool(i & 4))] for i in range(8)]
+    spec: dict[str, tuple[Any, int, int, int, list[str]]] = {
+        "position": (np.ascontiguousarray(positions, dtype=np.int64), 0, 0, 0, []),
+        "base_offset": (base, 0, 0, 0, []),
+        "last_offset": (base + col("last_offset_delta"), 0, 0, 0, []),
+        "count": (col("records_count"), 0, 0, 0, []),
+        "size": (col("batch_length") + 12, 0, 0, 0, []),
+        "magic": (col("magic"), 0, 0, 0, []),
+        "compression": (attrs, 2, 0, CODEC_BITS, list(CODEC_LABEL_BY_BITS)),
+        "partition_leader_epoch": (col("partition_leader_epoch"), 1, 0, 0, []),
+        "producer_id": (col("producer_id"), 1, 0, 0, []),
+        "producer_epoch": (col("producer_epoch"), 1, 0, 0, []),
+        "base_sequence": (col("base_sequence"), 1, 0, 0, []),
+        "flags": (attrs, 2, 4, 7, flags),
+        "timestamp_type": (attrs, 2, 3, 1, list(TIMESTAMP_LABELS)),
+        "max_timestamp": (col("max_timestamp"), 3, 0, 0, []),
+        "crc": (col("crc"), 4, 0, 0, []),
+    }
+    return ([spec[k][0] for k, _ in COLUMNS["batch"]], [spec[k][1] for k, _ in COLUMNS["batch"]],
+            [spec[k][2] for k, _ in COLUMNS["batch"]], [spec[k][3] for k, _ in COLUMNS["batch"]],
+            [spec[k][4] for k, _ in COLUMNS["batch"]])
+
+
+def _batch_rows(positions: Any, heads: Any) -> list[Row]:
+    """Header columns as the rows ``engine.rows.entry_row`` makes (the keys the table reads), for the rare chunk
+    shared with rows the Python walk made."""
+    values = _batch_values(positions, heads)
+    keys = [k for k in values if k not in ("flags", "crc")]
+    attrs = heads["attributes"].tolist()
+    rows: list[Row] = []
+    for i, (a, crc, base_ts) in enumerate(zip(attrs, heads["crc"].tolist(), heads["base_timestamp"].tolist(),
+                                              strict=True)):
+        row: Row = {"type": "batch", **{k: values[k][i] for k in keys}}
+        row.update(is_transactional=bool(a & 0x10), is_control=bool(a & 0x20),
+                   delete_horizon_ms=base_ts if a & 0x40 else None, crc=crc, crc_valid=True)
+        rows.append(row)
+    return rows
 
 
 #: ``.mmmZ``, the end of an ISO-8601 time, by milliseconds.
@@ -349,6 +473,7 @@ class TableOutput:
         self.defects: list[Row] = []
         self.shown_header: set[str] = set()
         self.sgr: dict[str, tuple[str, str]] = {}  # style -> (start, end) codes; empty without colour
+        self.held: list[tuple[Any, Any]] = []  # batches as columns (batch_columns), fewer than a chunk
         self.width = self.console.width
 
     def _codes(self, style: str) -> tuple[str, str]:
@@ -375,6 +500,8 @@ class TableOutput:
         if rtype == "defect":
             self.defects.append(for_people(row))
             return
+        if self.held:  # batches held as columns: a batch row joins their chunk, as it would join their rows
+            self._release_held(as_rows=rtype == "batch" and not row.get("records"))
         if rtype != self.pending_type or len(self.pending) >= TABLE_CHUNK:
             self._flush()
             self.pending_type = rtype
@@ -392,6 +519,8 @@ class TableOutput:
             self.pending.append(shown)
 
     def _flush(self) -> None:
+        if self.held:
+            self._release_held(as_rows=False)
         if not self.pending:
             return
         if not self.mixed:  # rows of one type (no records among batches): one table
@@ -413,18 +542,137 @@ class TableOutput:
     def _table(self, rtype: str, rows: list[Row]) -> None:
         """Print one table of rows of one type: columns chosen to fit the width, lines written directly."""
         cols = COLUMNS.get(rtype) or [(k, printable(k)) for k in rows[0] if k != "type"]
+        self._lay_out(rtype, cols, len(rows), lambda key, colour: _column(rows, key, colour))
+
+    def batch_columns(self, positions: Any, heads: Any) -> None:
+        """Take clean magic 2 batches given as columns (the native walk's: ``positions`` and the structured
+        header array of ``schema.batch_columns.native_header_dtype``) and print them exactly as their rows would
+        print, in the same chunks of :data:`TABLE_CHUNK`, without a row object per batch (on small-batch segments
+        that is most of the run)."""
+        if self.pending and (self.pending_type != "batch" or self.mixed):
+            self._flush()
+        if self.pending:  # batch rows pending: their chunk is filled up as rows would fill it
+            take = TABLE_CHUNK - len(self.pending)
+            self.pending += _batch_rows(positions[:take], heads[:take])
+            positions, heads = positions[take:], heads[take:]
+            if len(self.pending) < TABLE_CHUNK:
+                return
+            self._flush()
+        self.pending_type = "batch"
+        self.held.append((positions, heads))
+        held = sum(len(p) for p, _ in self.held)
+        if held < TABLE_CHUNK:
+            return
+        import numpy as np
+
+        positions = np.concatenate([p for p, _ in self.held])
+        heads = np.concatenate([h for _, h in self.held])
+        full = len(positions) - len(positions) % TABLE_CHUNK
+        bounds = [(start, start + TABLE_CHUNK) for start in range(0, full, TABLE_CHUNK)]
+        spec = self._spec(positions, heads)  # the native writer's columns, made once for every chunk
+        if spec is not None:
+            self._native_tables(spec, bounds, positions, heads)
+        else:
+            for start, stop in bounds:
+                self._column_table(positions[start:stop], heads[start:stop])
+        self.held = [(positions[full:], heads[full:])] if full < len(positions) else []
+
+    def _spec(self, positions: Any, heads: Any) -> tuple[Any, ...] | None:
+        """The columns for the native table writer, or ``None`` without the core or on a colour terminal."""
+        from kafkatool.schema.native import core
+
+        if core() is None or self._codes("dim")[0]:
+            return None
+        return _native_spec(positions, heads)
+
+    def _column_table(self, positions: Any, heads: Any, native: bool = True) -> None:
+        spec = self._spec(positions, heads) if native else None
+        if spec is not None:
+            self._native_tables(spec, [(0, len(positions))], positions, heads)
+            return
+        values = _batch_values(positions, heads)
+        plain = _batch_texts(heads)  # cells without styles, made in numpy: what _plain_column gives without colour
+
+        def column(key: str, colour: bool) -> tuple[list[Any], list[str | None] | None]:
+            if key in ("flags", "crc"):
+                return values[key]  # type: ignore[no-any-return]
+            if not colour and key in plain:
+                return plain[key], None
+            return _plain_column(values[key], key, colour)
+
+        self._lay_out("batch", COLUMNS["batch"], len(positions), column)
+
+    def _native_tables(self, spec: tuple[Any, ...], bounds: list[tuple[int, int]], positions: Any,
+                       heads: Any) -> None:
+        """The tables of rows ``start:stop`` of ``spec`` (:func:`_native_spec`) for each of ``bounds``, their cells
+        and lines written by the native core (``_core/src/table.rs``) in one block, laid out as :meth:`_lay_out`
+        lays them out (the columns chosen per table); a table no plain layout fits (the rich table's case) is
+        printed by :meth:`_column_table` from ``positions`` and ``heads`` instead."""
+        from kafkatool.schema.native import core
+
+        native = core()
+        assert native is not None
+        index = {key: i for i, (key, _) in enumerate(COLUMNS["batch"])}
+        tables: list[tuple[int, int, bytes, list[int], list[int], list[bool]]] = []
+        for (start, stop), found in zip(bounds, native.table_widths(*spec, bounds), strict=True):
+            cols = COLUMNS["batch"]
+            widths = {key: max(len(header), width) for (key, header), width in zip(cols, found, strict=True)}
+            if not self.wide:
+                allowed = self.chosen.get("batch", cols)
+                shown = self.chosen["batch"] = fit_columns("batch", allowed, widths, self.width)
+                self.hidden |= {header for key, header in cols if (key, header) not in shown}
+                cols = shown
+            if sum(widths[key] for key, _ in cols) + GAP * (len(cols) - 1) > self.width:
+                self._write_tables(native.table_lines(*spec, tables))
+                tables = []
+                self._column_table(positions[start:stop], heads[start:stop], native=False)
+                continue
+            header = "  ".join(h.ljust(widths[k]) if k in LEFT else h.rjust(widths[k]) for k, h in cols)
+            tables.append((start, stop, (header.rstrip() + "\n").encode(), [index[k] for k, _ in cols],
+                           [widths[k] for k, _ in cols], [k not in LEFT for k, _ in cols]))
+        self._write_tables(native.table_lines(*spec, tables))
+
+    def _write_tables(self, block: bytes) -> None:
+        """Tables the native core wrote, to the output (to the bytes under a text stream, after flushing it)."""
+        if not block:
+            return
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is None:
+            self.out.write(block.decode())
+            return
+        self.out.flush()
+        buffer.write(block)
+
+    def _release_held(self, as_rows: bool) -> None:
+        """The batches held as columns: printed (``as_rows`` false) or made rows pending (a batch row follows)."""
+        import numpy as np
+
+        held, self.held = self.held, []
+        if not held:
+            return
+        # fewer than a chunk in all, held from one or more runs (damage between them): one table, as rows make it
+        positions = np.concatenate([p for p, _ in held])
+        heads = np.concatenate([h for _, h in held])
+        if as_rows:
+            self.pending += _batch_rows(positions, heads)
+        elif len(positions):
+            self._column_table(positions, heads)
+
+    def _lay_out(self, rtype: str, cols: list[tuple[str, str]], count: int,
+                 column: Callable[[str, bool], tuple[list[Any], list[str | None] | None]]) -> None:
+        """Lay out and write one table of ``count`` rows whose cells ``column(key, colour)`` gives."""
         colour = bool(self._codes("dim")[0])
         if not self.wide and rtype in KEEP_FIRST:
             # Chosen on a file's first table of each row type and kept; a later table with wider cells can only
             # leave more columns out (never bring one back), so the columns stay steady within a file.
             allowed = self.chosen.get(rtype, cols)
-            cells = {key: _column(rows, key, colour) for key, _ in allowed}
+            cells = {key: column(key, colour) for key, _ in allowed}
             widths = {key: max(len(header), _widest(cells[key][0])) for key, header in allowed}
             shown = self.chosen[rtype] = fit_columns(rtype, allowed, widths, self.width)
             self.hidden |= {header for key, header in cols if (key, header) not in shown}
             cols = shown
         else:
-            cells = {key: _column(rows, key, colour) for key, _ in cols}
+            cells = {key: column(key, colour) for key, _ in cols}
             widths = {key: max(len(header), _widest(cells[key][0])) for key, header in cols}
         room = self.width
         total = sum(widths[key] for key, _ in cols) + GAP * (len(cols) - 1)
@@ -432,7 +680,7 @@ class TableOutput:
         if total > room and last == WRAP and total - widths[last] + min(widths[last], FLEX_MIN) <= room:
             widths[last] = room - (total - widths[last])  # the wrapping column takes what is left
         elif total > room:  # no plain layout fits: rich shares the width out
-            self.console.print(self._rich_table(rtype, cols, cells, len(rows)))
+            self.console.print(self._rich_table(rtype, cols, cells, count))
             return
         header = "  ".join(self._styled(h.ljust(widths[k]) if k in LEFT else h.rjust(widths[k]), "bold dim")
                            for k, h in cols)

@@ -157,14 +157,28 @@ def for_people(value: Any) -> Any:
     return value
 
 
+def columns_from_env() -> int | None:
+    """``COLUMNS`` when it is a positive number (what a shell exports, or a user sets for a pipe), else ``None``."""
+    import os
+
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
 def human_console(out: TextIO, *, piped_width: int | None = 160, soft_wrap: bool = False,
                   color: bool | None = None) -> Console:
-    """The console every human renderer prints on: terminal width on a terminal, ``piped_width`` otherwise (rich is
-    imported here: the escaping above serves ``--format kafka`` too, which prints no table)."""
+    """The console every human renderer prints on: terminal width on a terminal; otherwise ``COLUMNS`` when set
+    (``COLUMNS=80 kafkatool ... | less``), else ``piped_width`` (rich is imported here: the escaping above serves
+    ``--format kafka`` too, which prints no table)."""
     from rich.console import Console
 
+    try:
+        tty = out.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    width = None if tty else columns_from_env() or piped_width
     return Console(file=out, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=soft_wrap,
-                   width=None if out.isatty() else piped_width)
+                   width=width)
 
 
 class TerminalSafeWriter:

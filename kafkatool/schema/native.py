@@ -18,7 +18,8 @@ _state: dict[str, ModuleType | str | None] = {}
 # Every entry point the Python side calls: an extension built from older sources lacks some and is not used.
 ENTRY_POINTS = ("build_info", "walk_bytes", "walk_path", "walk_entries_bytes", "walk_entries_path", "decompress",
                 "decode_records", "dls_batch_lines_bytes", "dls_batch_lines_path", "dump_deep", "dump_deep_inflated",
-                "replay_producers", "recover_segment_scan", "jsonl_rows", "jsonl_rows_inflated")
+                "replay_producers", "recover_segment_scan", "jsonl_rows", "jsonl_rows_inflated", "table_widths",
+                "table_lines")
 
 #: Codec ids whose payloads the native codecs may hand back (zstd without a content checksum; lz4 blocks with a
 #: match offset of 0, see ``kafkatool/_core/src/codecs.rs``): the writers' ``*_inflated`` entry points take them

@@ -338,6 +338,46 @@ def _jsonl_inflated(data: bytes) -> Normal:
     return _jsonl(bytes([1 + (data[0] % 5 if data else 0)]) + data[1:])
 
 
+#: ``dump-segment``'s table widths by the input's first byte: a pipe's default, 80 and 40 columns, ``--wide``.
+TABLE_WIDTHS = ((200, False), (80, False), (40, False), (200, True))
+
+
+def table_dump(path: Path, width: int, wide: bool) -> Normal:
+    """``dump-segment``'s default table of the segment at ``path`` (``commands.dump_segment.dump_log`` into a
+    ``TableOutput`` of ``width`` columns over a byte stream, as the command runs it): the bytes written and the
+    defects or the error."""
+    import io
+
+    from kafkatool.commands import dump_segment
+    from kafkatool.reading.context import reset_limits, set_limits
+    from kafkatool.render.output import TableOutput
+    from kafkatool.schema.codecs import ReadLimits
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    out = TableOutput(stream, io.StringIO(), color=False, wide=wide)
+    out.console.width = out.width = width
+    opts = dump_segment.Options(deep=False, print_data=False, key_decoder="utf8", value_decoder="utf8",
+                                offsets=(None, None), max_bytes=None, verify=False, wide=wide)
+    token = set_limits(ReadLimits(FUZZ_MAX_OUTPUT))
+    try:
+        defects = _outcome(lambda: dump_segment.dump_log(path, out, opts, False))
+    finally:
+        reset_limits(token)
+    stream.flush()
+    return raw.getvalue(), defects
+
+
+def _table(data: bytes) -> Normal:
+    """:func:`table_dump` of the segment, the width from the first byte (:data:`TABLE_WIDTHS`)."""
+    width, wide = TABLE_WIDTHS[(data[0] if data else 0) % len(TABLE_WIDTHS)]
+    return table_dump(_scratch_segment(data[1:]), width, wide)
+
+
+def _table_seeds() -> tuple[bytes, ...]:
+    return tuple(bytes([mode]) + s for s in seeds("log") + _built_segments() for mode in range(len(TABLE_WIDTHS)))
+
+
 def _restart(data: bytes) -> Normal:
     """``simulate-restart --assume unclean --recovery-point 0`` and ``replay-producers`` of the segment's log dir."""
     from kafkatool.engine.replay import replay
@@ -473,6 +513,8 @@ NATIVE: dict[str, NativeTarget] = {t.function: t for t in (
     _whole("dump_deep_inflated", _deep_inflated, _inflated_seeds, "dump_deep_inflated"),
     _whole("jsonl_rows", _jsonl, _jsonl_seeds, "jsonl_rows"),
     _whole("jsonl_rows_inflated", _jsonl_inflated, _inflated_seeds, "jsonl_rows_inflated"),
+    _whole("table_widths", _table, _table_seeds, "table"),
+    _whole("table_lines", _table, _table_seeds, "table"),
     _whole("recover_segment_scan", _restart, _log_seeds, "recover_segment_scan"),
     _whole("replay_producers", _restart, _log_seeds, "replay_producers"),
 )}

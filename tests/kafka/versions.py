@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,6 +111,30 @@ def java_binary() -> str:
     return found
 
 
+#: Terminal escape sequences: CSI (``ESC [ ... m``), OSC (``ESC ] ... BEL``) and two-byte ones.
+_ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def run_plain(cmd: list[str], cwd: Path) -> None:
+    """Run ``cmd`` with its stdout and stderr passed on to ours line by line, every escape sequence removed.
+
+    Debian's Maven 3.8.7 (jansi 2.4) writes ``ESC[0m`` on stdout and on stderr when it starts and when it exits,
+    whatever ``-B``, ``-Dstyle.color=never``, ``--no-transfer-progress`` or ``MAVEN_OPTS=-Djansi.mode=strip`` /
+    ``-Djansi.passthrough=true`` / ``-Djansi.force=false`` say (each tried): a log written to a pipe or a file
+    would hold them. Raises ``CalledProcessError`` as ``subprocess.run(check=True)`` does."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    out = sys.stdout.buffer
+    for line in proc.stdout:
+        plain = _ESCAPES.sub(b"", line)
+        if plain:
+            out.write(plain)
+            out.flush()
+    code = proc.wait()
+    if code:
+        raise subprocess.CalledProcessError(code, cmd)
+
+
 def fetch(versions: tuple[str, ...] = VERSIONS, quiet: bool = True) -> None:
     """Resolve and build every version in ``versions`` (Maven Central into the local cache)."""
     mvn = shutil.which("mvn")
@@ -118,7 +143,7 @@ def fetch(versions: tuple[str, ...] = VERSIONS, quiet: bool = True) -> None:
     for version in versions:
         cmd = [mvn, "-B", "-Dstyle.color=never", *(["-q"] if quiet else []), f"-Dkafka.version={version}", "compile"]
         print(f"fetching Kafka {version} ...", file=sys.stderr, flush=True)
-        subprocess.run(cmd, cwd=HERE, check=True)
+        run_plain(cmd, HERE)
         classpath(version)
 
 

@@ -12,7 +12,8 @@
 //! - `text`: the shallow volume text writer (`--format kafka` batch lines);
 //! - `text_deep`: the deep writer (`--format kafka --deep/--print-data`);
 //! - `jsonl`: the `--format jsonl` entry rows of `dump-segment` (shallow, `--deep`, `--print-data`);
-//! - `producers`: producer-state replay over batch columns (Kafka's ProducerStateManager).
+//! - `producers`: producer-state replay over batch columns (Kafka's ProducerStateManager);
+//! - `table`: `dump-segment`'s default table, batch rows from header columns.
 #![forbid(unsafe_code)]
 
 use pyo3::prelude::*;
@@ -24,6 +25,7 @@ pub mod layout;
 pub mod legacy;
 pub mod producers;
 pub mod records;
+pub mod table;
 pub mod text;
 pub mod text_deep;
 pub mod walk;
@@ -44,5 +46,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     text_deep::register(m)?;
     jsonl::register(m)?;
     producers::register(m)?;
+    table::register(m)?;
     Ok(())
 }
