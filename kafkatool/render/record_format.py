@@ -14,7 +14,6 @@ headers are written as their raw bytes; on a terminal every control character is
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -137,7 +136,7 @@ FIELDS: dict[str, Field] = {
     "K": lambda b, r, w: _size(r.key),
     "s": lambda b, r, w: r.value or b"",
     "S": lambda b, r, w: _size(r.value),
-    "R": lambda b, r, w: struct.pack(">i", -1 if r.value is None else len(r.value)),
+    "R": lambda b, r, w: (-1 if r.value is None else len(r.value)).to_bytes(4, "big", signed=True),
     "T": lambda b, r, w: str(_timestamp(b, r)).encode(),
     "h": lambda b, r, w: _headers(r),
     "P": lambda b, r, w: str(b.producer_id if isinstance(b, RecordBatch) else -1).encode(),
