@@ -63,9 +63,15 @@ def free_port() -> int:
 
 
 def cluster_id(seed: int | str) -> str:
-    """A KRaft cluster id (22 characters of URL-safe base64) derived from ``seed``."""
-    digest = hashlib.sha256(f"kafkatool-oracle-{seed}".encode()).digest()[:16]
-    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    """A KRaft cluster id (22 characters of URL-safe base64) derived from ``seed``; never one that starts with
+    ``-``, which ``kafka-storage format -t`` would take for an option (Kafka's ``Uuid.randomUuid`` draws again
+    there too)."""
+    for attempt in range(100):
+        digest = hashlib.sha256(f"kafkatool-oracle-{seed}{'-' * attempt}".encode()).digest()[:16]
+        cid = base64.urlsafe_b64encode(digest).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+    raise AssertionError("no cluster id")
 
 
 class KafkaError(RuntimeError):
