@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,10 +16,11 @@ from kafkatool.commands.common import INT32_MAX, FailOn, FollowLinks, OutputForm
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
+from kafkatool.reading.objects import filesystem, input_path, is_remote
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.scan_report import byte_progress, render_scan, stage_progress
 from kafkatool.writing.process_log import process_log_path, stderr_to
-from kafkatool.writing.tables import TableOutput
+from kafkatool.writing.tables import ObjectTableOutput, TableOutput
 
 
 class Engine(StrEnum):
@@ -30,7 +30,7 @@ class Engine(StrEnum):
     spark = "spark"
 
 
-def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int,
+def _local(paths: list[str], output: TableOutput | ObjectTableOutput, *, jobs: int, chunk_bytes: int,
            show_progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
     from kafkatool.fleet.local import run_local
 
@@ -54,7 +54,7 @@ def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
 
 
-def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: int,
+def _spark(paths: list[str], output: TableOutput | ObjectTableOutput, *, master: str, chunk_bytes: int,
            show_progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
     try:
         from kafkatool.fleet import spark as fleet_spark
@@ -87,6 +87,15 @@ def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: i
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
 
 
+def _output(out: str, paths: list[str], force: bool) -> TableOutput | ObjectTableOutput:
+    """The scan's output: a local directory, or a prefix in an object store (``--out s3://...``)."""
+    target = input_path(out)
+    if is_remote(target):
+        fs, key = filesystem(target)  # type: ignore[arg-type]
+        return ObjectTableOutput(str(target), fs, key, [str(input_path(p)) for p in paths], force=force)
+    return TableOutput(target, [input_path(p) for p in paths if not is_remote(p)], force=force)
+
+
 def _first_line(err: BaseException) -> str:
     """The most telling line of a Spark or Py4J error (they carry whole JVM and Python tracebacks)."""
     lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
@@ -100,14 +109,14 @@ def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, c
         fmt: OutputFormat, fail_on: FailOn, show_progress: bool) -> int:
     """Scan, write the tables, report, and choose the exit code."""
     for p in paths:
-        if not Path(p).exists():
+        if not input_path(p).exists():
             raise UnreadableInputError(p, "no such file or directory")
-        if not Path(p).is_dir():
+        if not input_path(p).is_dir():
             raise UnreadableInputError(p, "not a directory (give log dirs, partition directories or folders "
                                           "holding them)")
     started = time.monotonic()
     chunk_bytes = chunk_mib << 20
-    with TableOutput(Path(out), [Path(p) for p in paths], force=force) as output:
+    with _output(out, paths, force) as output:
         if engine is Engine.local:
             parts, findings, batches, log_dirs, segments = _local(paths, output, jobs=jobs, chunk_bytes=chunk_bytes,
                                                                   show_progress=show_progress)
