@@ -86,19 +86,20 @@ class Store:
                                  scheme="http", region="us-east-1", allow_bucket_creation=True)
 
     def upload(self, local: Path, bucket_key: str) -> None:
-        """Copy the tree ``local`` to ``bucket/key`` (symbolic links, FIFOs and devices are left out)."""
-        import pyarrow.fs as pafs
+        """Copy the tree ``local`` to ``bucket/key`` (symbolic links, FIFOs and devices are left out), a few
+        objects at a time."""
+        from concurrent.futures import ThreadPoolExecutor
 
         fs = self.filesystem()
-        for root, _dirs, files in os.walk(local):
-            for name in files:
-                src = Path(root) / name
-                if src.is_symlink() or not src.is_file():
-                    continue
-                rel = src.relative_to(local).as_posix()
-                with fs.open_output_stream(f"{bucket_key}/{rel}") as out:
-                    out.write(src.read_bytes())
-        del pafs
+        files = [Path(root) / name for root, _dirs, names in os.walk(local) for name in names]
+        files = [f for f in files if not f.is_symlink() and f.is_file()]
+
+        def put(src: Path) -> None:
+            with fs.open_output_stream(f"{bucket_key}/{src.relative_to(local).as_posix()}") as out:
+                out.write(src.read_bytes())
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(put, files))
 
 
 @contextmanager

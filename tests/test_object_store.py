@@ -1,0 +1,207 @@
+"""Inputs and outputs in a real object store (versitygw on 127.0.0.1, ``tests.object_store``): ``scan``, ``check``
+and ``dump-segment`` on ``s3://`` give what they give on the same files locally, row for row and byte for byte
+(file names mapped from the local path to the URL), on the Kafka-made corpus, the fixtures, a smaller benchmark
+tree and segments cut into byte ranges; ``--since`` scans only what changed and still writes complete tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from kafkatool.cli import app
+from kafkatool.fleet.tables import TABLES, sorted_rows
+from tests.benchmarks.bench_fleet import generate
+from tests.conftest import REPO, corpus_cases, shared_dir
+from tests.object_store import Store, running_store
+from tests.scan_support import big_partition_dir, false_cut_dir, read_tables
+
+runner = CliRunner()
+BUCKET = "kafkatool"
+# The benchmark tree's kinds (tests/benchmarks/bench_fleet.py), fewer and smaller: a 6 MiB segment cut into ranges.
+SMALL_BENCH = {
+    "big": {"records": 15, "value": 1000, "batches": 120, "segment": 1 << 20, "partitions": 3},
+    "medium": {"records": 40, "value": 300, "batches": 100, "segment": 256 << 10, "partitions": 4},
+    "tiny": {"records": 1, "value": 100, "batches": 3000, "segment": 128 << 10, "partitions": 3},
+    "huge": {"records": 15, "value": 1000, "batches": 400, "segment": 16 << 20, "partitions": 1},
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, dict[str, Path]]]:
+    """The gateway with the corpus, the fixtures, a benchmark tree and two cut-segment trees uploaded; the local
+    originals by name (``s3://kafkatool/<name>`` holds each)."""
+    tmp = tmp_path_factory.mktemp("s3")
+    trees = {"corpus": shared_dir("corpus"), "fixtures": REPO / "fixtures",
+             "bench": generate(tmp / "bench", SMALL_BENCH),
+             "big": big_partition_dir(tmp / "big", batches=3000),
+             "trap": false_cut_dir(tmp / "trap")[0]}
+    saved = {k: os.environ.get(k) for k in Store("", 0, tmp).env()}
+    with running_store(tmp) as st:
+        os.environ.update(st.env())
+        try:
+            for name, local in trees.items():
+                st.upload(local, f"{BUCKET}/{name}")
+            yield st, trees
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+def url(name: str, rel: str = "") -> str:
+    return f"s3://{BUCKET}/{name}" + (f"/{rel}" if rel else "")
+
+
+def run(st: Store, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, [*st.fs_options, *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def mapped(value: Any, local: str, remote: str) -> Any:
+    """``value`` with the local root's name replaced by the URL (strings inside lists and dicts too)."""
+    if isinstance(value, str):
+        return value.replace(local, remote)
+    if isinstance(value, list):
+        return [mapped(v, local, remote) for v in value]
+    if isinstance(value, dict):
+        return {k: mapped(v, local, remote) for k, v in value.items()}
+    return value
+
+
+def remote_tables(st: Store, key: str) -> dict[str, list[dict[str, Any]]]:
+    fs = st.filesystem()
+    return {name: sorted_rows(pq.read_table(f"{key}/{name}", filesystem=fs), name) for name in TABLES}
+
+
+def scan_both(st: Store, trees: dict[str, Path], name: str, tmp: Path, *extra: str) -> None:
+    """Scan the tree locally and from the store into the store; the tables equal after mapping names."""
+    local_out = tmp / f"{name}-local"
+    code, out_local, err = run(st, "scan", "-q", "--fail-on", "never", "-f", "json", str(trees[name]),
+                               "--out", str(local_out), *extra)
+    assert code == 0, err
+    code, out_remote, err = run(st, "scan", "-q", "--fail-on", "never", "-f", "json", url(name),
+                                "--out", f"s3://{BUCKET}/out/{name}", *extra)
+    assert code == 0, err
+    want = mapped(read_tables(local_out), str(trees[name]), url(name))
+    got = remote_tables(st, f"{BUCKET}/out/{name}")
+    for table in TABLES:
+        assert len(got[table]) == len(want[table]), table
+        for i, (g, w) in enumerate(zip(got[table], want[table], strict=True)):
+            assert g == w, f"{name} {table} row {i}"
+    s_local, s_remote = json.loads(out_local), json.loads(out_remote)
+    for key in ("log_dirs", "partitions", "segments", "bytes", "batches", "records", "counts"):
+        assert s_local[key] == s_remote[key], key
+    assert mapped(s_local["worst_findings"], str(trees[name]), url(name)) == s_remote["worst_findings"]
+
+
+@pytest.mark.parametrize("name", ["corpus", "fixtures", "bench"])
+def test_scan_on_s3_equals_the_local_scan(store: tuple[Store, dict[str, Path]], name: str, tmp_path: Path) -> None:
+    st, trees = store
+    scan_both(st, trees, name, tmp_path)
+
+
+def test_byte_ranges_of_objects_give_the_same_rows(store: tuple[Store, dict[str, Path]], tmp_path: Path) -> None:
+    """A segment cut into 1 MiB ranges (each one ranged read), and a false cut the engine must catch."""
+    from kafkatool.fleet.plan import make_plan
+    from kafkatool.reading.objects import input_path, set_fs_options
+
+    st, trees = store
+    set_fs_options({"endpoint": st.endpoint, "region": "us-east-1"})
+    try:
+        plan = make_plan([url("big")], chunk_bytes=1 << 20)
+        local = make_plan([str(trees["big"])], chunk_bytes=1 << 20)
+        assert [r.start for r in plan.ranges] == [r.start for r in local.ranges] and len(plan.ranges) > 3
+        assert isinstance(input_path(plan.ranges[0].path), type(input_path(url("big"))))
+    finally:
+        set_fs_options({})
+    scan_both(st, trees, "big", tmp_path, "--chunk-mib", "1", "-j", "2")
+    scan_both(st, trees, "trap", tmp_path, "--chunk-mib", "1")
+
+
+def test_check_on_s3_prints_what_it_prints_locally(store: tuple[Store, dict[str, Path]]) -> None:
+    st, trees = store
+    dirs = [(f"corpus/{c}/input", shared_dir("corpus") / c / "input") for c in corpus_cases()]
+    dirs += [(f"fixtures/{p.name}", p) for p in sorted((REPO / "fixtures").iterdir()) if p.is_dir()
+             and p.name != "oracle"]
+    assert len(dirs) > 20
+    for rel, local in dirs:
+        for fmt in ("json", "table"):
+            code_l, out_l, err_l = run(st, "check", "-q", "-f", fmt, str(local))
+            code_r, out_r, err_r = run(st, "check", "-q", "-f", fmt, f"s3://{BUCKET}/{rel}")
+            assert code_r == code_l, (rel, err_r)
+            assert out_r == out_l.replace(str(local), f"s3://{BUCKET}/{rel}"), (rel, fmt)
+
+
+def test_dump_segment_on_s3_prints_what_it_prints_locally(store: tuple[Store, dict[str, Path]]) -> None:
+    st, trees = store
+    files = sorted(p for c in ("txn-clean", "idem-torn-write", "compacted-clean") if (shared_dir("corpus") / c).is_dir()
+                   for p in (shared_dir("corpus") / c / "input").rglob("*") if p.is_file())
+    files += sorted(p for p in (REPO / "fixtures" / "demo").rglob("*") if p.is_file())
+    assert len(files) > 10
+    for local in files:
+        corpus = shared_dir("corpus")
+        rel = f"corpus/{local.relative_to(corpus)}" if corpus in local.parents else local.relative_to(REPO)
+        remote = f"s3://{BUCKET}/{rel}"
+        for fmt in (["-f", "json", "--verify"], ["-f", "kafka", "--deep"]):
+            code_l, out_l, _ = run(st, "dump-segment", "-q", *fmt, str(local))
+            code_r, out_r, err_r = run(st, "dump-segment", "-q", *fmt, remote)
+            assert code_r == code_l, (remote, err_r)
+            assert out_r == out_l.replace(str(local), remote), (remote, fmt)
+
+
+def test_errors_name_the_url_and_never_show_a_traceback(store: tuple[Store, dict[str, Path]],
+                                                       tmp_path: Path) -> None:
+    st, _ = store
+    code, out, err = run(st, "check", f"s3://{BUCKET}/nothing-here")
+    assert code == 3 and "s3://kafkatool/nothing-here" in err and "Traceback" not in err
+    code, _, err = run(st, "scan", "-q", url("fixtures", "demo"), "--out", url("fixtures", "demo/out"))
+    assert code == 2 and "inside the input" in err
+    code, _, err = run(st, "scan", "-q", url("fixtures", "demo"), "--out", "s3://no-such-bucket/x")
+    assert code == 2 and "no-such-bucket" in err
+    code, _, err = run(st, "--fs-option", "nonsense", "check", url("fixtures", "demo"))
+    assert code == 2 and "KEY=VALUE" in err
+
+
+def test_since_scans_only_what_changed(store: tuple[Store, dict[str, Path]], tmp_path: Path) -> None:
+    """Two scans with segments modified, added and removed between them: the second (``--since`` the first)
+    re-reads only the partitions that changed and writes tables equal to a full scan's."""
+    st, trees = store
+    fs = st.filesystem()
+    work = tmp_path / "tree"
+    shutil.copytree(trees["bench"], work)
+    st.upload(work, f"{BUCKET}/since")
+    base = ["scan", "-q", "--fail-on", "never", "-f", "json"]
+    code, _, err = run(st, *base, url("since"), "--out", url("out/since-1"))
+    assert code == 0, err
+    # change the tree: a segment modified in place, one partition gains a segment, one loses its segments
+    logs = sorted(p for p in work.rglob("*.log"))
+    modified, grown, shrunk = logs[0], logs[len(logs) // 2].parent, logs[-1].parent
+    data = bytearray(modified.read_bytes())
+    data[100] ^= 0xFF
+    modified.write_bytes(bytes(data))
+    extra = grown / "00000000000099999999.log"
+    extra.write_bytes(logs[1].read_bytes()[:4096])
+    for p in shrunk.glob("*"):
+        p.unlink()
+    fs.delete_dir(f"{BUCKET}/since")
+    st.upload(work, f"{BUCKET}/since")
+    code, out_inc, err = run(st, *base, url("since"), "--out", url("out/since-2"), "--since", url("out/since-1"))
+    assert code == 0, err
+    code, out_full, err = run(st, *base, url("since"), "--out", url("out/since-full"))
+    assert code == 0, err
+    assert remote_tables(st, f"{BUCKET}/out/since-2") == remote_tables(st, f"{BUCKET}/out/since-full")
+    inc, full = json.loads(out_inc), json.loads(out_full)
+    assert inc["counts"] == full["counts"] and inc["batches"] == full["batches"]
+    assert inc["incremental"]["rescanned_partitions"] == 3  # the three that changed
+    assert inc["incremental"]["reused_partitions"] == full["partitions"] - 3
