@@ -173,35 +173,53 @@ def test_errors_name_the_url_and_never_show_a_traceback(store: tuple[Store, dict
     assert code == 2 and "KEY=VALUE" in err
 
 
+def change_tree(tree: Path) -> tuple[list[Path], list[Path]]:
+    """Between two scans: a segment modified in place (same size), a segment added to a partition, one removed
+    from another (three partitions changed). Returns the files written and the files removed."""
+    parts = sorted({p.parent for p in tree.rglob("*.log")}, key=str)
+    multi = [d for d in parts if len(list(d.glob("*.log"))) > 2]
+    modified = sorted(parts[0].glob("*.log"))[0]
+    grown, shrunk = multi[0], multi[-1]
+    assert len({parts[0], grown, shrunk}) == 3
+    data = bytearray(modified.read_bytes())
+    data[200] ^= 0xFF
+    modified.write_bytes(bytes(data))
+    last = sorted(grown.glob("*.log"))[-1]
+    extra = grown / f"{int(last.stem) + 1_000_000:020d}.log"
+    extra.write_bytes(last.read_bytes()[:3000])
+    removed = [p for p in shrunk.iterdir() if p.name.startswith(sorted(shrunk.glob("*.log"))[0].stem)]
+    for p in removed:
+        p.unlink()
+    return [modified, extra], removed
+
+
 def test_since_scans_only_what_changed(store: tuple[Store, dict[str, Path]], tmp_path: Path) -> None:
-    """Two scans with segments modified, added and removed between them: the second (``--since`` the first)
-    re-reads only the partitions that changed and writes tables equal to a full scan's."""
+    """Two scans of a tree in the store with segments modified, added and removed between them: the second
+    (``--since`` the first) reads again only the three partitions that changed and writes the tables a full scan
+    writes."""
     st, trees = store
     fs = st.filesystem()
     work = tmp_path / "tree"
     shutil.copytree(trees["bench"], work)
     st.upload(work, f"{BUCKET}/since")
-    base = ["scan", "-q", "--fail-on", "never", "-f", "json"]
-    code, _, err = run(st, *base, url("since"), "--out", url("out/since-1"))
+    base = ["scan", "-q", "--fail-on", "never", "-f", "json", url("since")]
+    code, _, err = run(st, *base, "--out", url("out/since-1"))
     assert code == 0, err
-    # change the tree: a segment modified in place, one partition gains a segment, one loses its segments
-    logs = sorted(p for p in work.rglob("*.log"))
-    modified, grown, shrunk = logs[0], logs[len(logs) // 2].parent, logs[-1].parent
-    data = bytearray(modified.read_bytes())
-    data[100] ^= 0xFF
-    modified.write_bytes(bytes(data))
-    extra = grown / "00000000000099999999.log"
-    extra.write_bytes(logs[1].read_bytes()[:4096])
-    for p in shrunk.glob("*"):
-        p.unlink()
-    fs.delete_dir(f"{BUCKET}/since")
-    st.upload(work, f"{BUCKET}/since")
-    code, out_inc, err = run(st, *base, url("since"), "--out", url("out/since-2"), "--since", url("out/since-1"))
+    written, removed = change_tree(work)
+    for p in written:
+        with fs.open_output_stream(f"{BUCKET}/since/{p.relative_to(work).as_posix()}") as out:
+            out.write(p.read_bytes())
+    for p in removed:
+        fs.delete_file(f"{BUCKET}/since/{p.relative_to(work).as_posix()}")
+    code, out_inc, err = run(st, *base, "--out", url("out/since-2"), "--since", url("out/since-1"))
     assert code == 0, err
-    code, out_full, err = run(st, *base, url("since"), "--out", url("out/since-full"))
+    code, out_full, err = run(st, *base, "--out", url("out/since-full"))
     assert code == 0, err
-    assert remote_tables(st, f"{BUCKET}/out/since-2") == remote_tables(st, f"{BUCKET}/out/since-full")
+    inc_tables = remote_tables(st, f"{BUCKET}/out/since-2")
+    assert inc_tables == remote_tables(st, f"{BUCKET}/out/since-full")
+    assert inc_tables["batches"] and inc_tables["findings"]
     inc, full = json.loads(out_inc), json.loads(out_full)
-    assert inc["counts"] == full["counts"] and inc["batches"] == full["batches"]
-    assert inc["incremental"]["rescanned_partitions"] == 3  # the three that changed
+    for key in ("counts", "batches", "records", "partitions", "segments", "worst_findings"):
+        assert inc[key] == full[key], key
+    assert inc["incremental"]["rescanned_partitions"] == 3
     assert inc["incremental"]["reused_partitions"] == full["partitions"] - 3

@@ -28,7 +28,7 @@ from pathlib import Path
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, Severity
 from kafkatool.reading.context import current_limits, evidence_root
-from kafkatool.reading.objects import ObjectPath, input_path, is_remote, object_size, read_object
+from kafkatool.reading.objects import ObjectPath, input_path, is_remote, object_size, read_object, read_range
 
 #: The codes of the findings a refused entry becomes.
 LINK_OUT_OF_TREE = "link-out-of-tree"
@@ -144,6 +144,29 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
             return fh.read() if limit is None else fh.read(limit)
     except OSError as err:
         raise UnreadableInputError(name, _reason(err)) from None
+
+
+def read_span(path: str | Path, start: int, stop: int) -> bytes:
+    """Bytes ``[start, stop)`` of a file (fewer at its end): a ``pread`` locally, one ranged read from a store."""
+    if is_remote(path):
+        return read_range(_remote(path), start, stop)
+    name = str(path)
+    fd = _open_regular(name)
+    try:
+        return os.pread(fd, max(0, stop - start), start)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    finally:
+        os.close(fd)
+
+
+def file_stamp(path: str | Path) -> tuple[int, int]:
+    """Size and modification time (ns) of a file, or of an object (its listing's time: seconds)."""
+    try:
+        st = _remote(path).stat() if is_remote(path) else os.stat(str(path))
+    except OSError as err:
+        raise UnreadableInputError(str(path), _reason(err)) from None
+    return st.st_size, st.st_mtime_ns
 
 
 def read_text(path: str | Path) -> str:

@@ -97,6 +97,12 @@ class TableOutput:
 
         return pq.read_table(str(self.table_dir(table))).to_pylist()
 
+    def staged_batches(self, table: str, columns: list[str]) -> Iterator[Any]:
+        """The record batches of the part files Spark wrote to ``table`` so far (``columns`` only)."""
+        import pyarrow.dataset as ds
+
+        yield from ds.dataset(str(self.table_dir(table)), format="parquet").to_batches(columns=columns)
+
     def staged_count(self, table: str) -> int:
         """How many rows ``table`` holds, from the part files' footers (no data read)."""
         import pyarrow.dataset as ds
@@ -200,6 +206,7 @@ class ObjectTableOutput:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         schema = to_arrow_schema(frame.schema)
+        self.fs.delete_dir_contents(self.table_key(table), missing_dir_ok=True)  # a redone write starts afresh
         write = functools.partial(write_arrow_partition, self.fs, self.table_key(table), schema)
         frame.mapInArrow(write, "rows LONG").collect()
 
@@ -208,6 +215,13 @@ class ObjectTableOutput:
         import pyarrow.parquet as pq
 
         return pq.read_table(self.table_key(table), filesystem=self.fs).to_pylist()
+
+    def staged_batches(self, table: str, columns: list[str]) -> Iterator[Any]:
+        """As :meth:`TableOutput.staged_batches`."""
+        import pyarrow.dataset as ds
+
+        yield from ds.dataset(self.table_key(table), filesystem=self.fs, format="parquet").to_batches(
+            columns=columns)
 
     def staged_count(self, table: str) -> int:
         """As :meth:`TableOutput.staged_count`."""
@@ -258,7 +272,7 @@ def write_arrow_partition(fs: Any, prefix: str, schema: Any, batches: Iterator[A
     context = TaskContext.get()
     number = context.partitionId() if context is not None else 0
     rows = 0
-    with pq.ParquetWriter(f"{prefix}/part-{number:05d}.parquet", schema, filesystem=fs) as writer:
+    with pq.ParquetWriter(f"{prefix}/part-{number:05d}-spark.parquet", schema, filesystem=fs) as writer:
         for batch in batches:
             if batch.num_rows:
                 writer.write_batch(batch.cast(schema) if batch.schema != schema else batch)
