@@ -78,9 +78,10 @@ def root(
     # passes none; the scan's plan carries them to its workers). Imported here: ``--help`` never runs this.
     from kafkatool.errors import KafkatoolError
     from kafkatool.reading.context import reset_limits, reset_roots, set_limits, set_roots
-    from kafkatool.reading.objects import parse_fs_options, set_fs_options
+    from kafkatool.reading.objects import forget_listings, parse_fs_options, set_fs_options
     from kafkatool.schema.codecs import ReadLimits
 
+    forget_listings()  # an object store's listings and objects are read afresh by every command
     try:
         set_fs_options(parse_fs_options(fs_option or []))
     except KafkatoolError as err:

@@ -2,12 +2,12 @@
 
 Every scan writes, beside its four tables, ``_inputs``: one row per file it was given (each log dir's own files and
 every file of every partition directory) with its size, its modification time and, for a live segment, a digest
-of its first batch's header and of its last batch's (the header holds the batch's CRC, so the digest stands for
-the batch). The next scan ``--since`` that output fingerprints its inputs again (sizes and times from the
-listing; two small reads per segment) and reuses a partition's rows, in all four tables, when
+of its first batch and of its last batch (whole, up to 16 MiB each: a flipped bit in either changes it). The next
+scan ``--since`` that output fingerprints its inputs again (sizes and times from the listing, a small read or two
+per segment) and reuses a partition's rows, in all four tables, when
 
 * every file of the partition directory is still there with the same size, time and first-batch digest, and the
-  header at the previous last batch's position still has the same digest; and
+  batch at the previous last batch's position still has the same digest; and
 * its log dir's context is unchanged: the log dir's own files (checkpoints, ``meta.properties``...), the set of
   partition directories, every ``partition.metadata``, and the metadata and tiered-storage partitions
   (``__cluster_metadata``, ``__remote_log_metadata``), which a partition's findings depend on.
@@ -54,10 +54,22 @@ def _is_segment(name: str) -> bool:
     return classify(name) is FileKind.LOG and not in_flight_suffix(name)
 
 
+#: Bytes read at once for a batch's digest (a larger batch takes a second read); a batch is digested up to
+#: :data:`DIGEST_CAP` bytes.
+DIGEST_WINDOW = 64 << 10
+DIGEST_CAP = 16 << 20
+
+
 def _digest(path: str, position: int) -> str | None:
-    """A digest of the batch header at ``position`` (``None``: no whole header there)."""
-    data = read_span(path, position, position + _HEADER)
-    return hashlib.sha256(data).hexdigest()[:32] if len(data) == _HEADER else None
+    """A digest of the whole batch at ``position`` (its length from its header, at most :data:`DIGEST_CAP`
+    bytes; ``None``: no whole header there)."""
+    data = read_span(path, position, position + DIGEST_WINDOW)
+    if len(data) < _HEADER:
+        return None
+    total = rb.LOG_OVERHEAD + max(0, int.from_bytes(data[8:12], "big", signed=True))
+    if total > len(data):
+        data = read_span(path, position, position + min(total, DIGEST_CAP))
+    return hashlib.sha256(data[:total]).hexdigest()[:32]
 
 
 @dataclass
