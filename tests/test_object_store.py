@@ -130,21 +130,21 @@ def test_byte_ranges_of_objects_give_the_same_rows(store: tuple[Store, dict[str,
 
 
 def test_check_on_s3_prints_what_it_prints_locally(store: tuple[Store, dict[str, Path]]) -> None:
-    st, trees = store
+    st, _trees = store
     dirs = [(f"corpus/{c}/input", shared_dir("corpus") / c / "input") for c in corpus_cases()]
     dirs += [(f"fixtures/{p.name}", p) for p in sorted((REPO / "fixtures").iterdir()) if p.is_dir()
              and p.name != "oracle"]
     assert len(dirs) > 20
     for rel, local in dirs:
         for fmt in ("json", "table"):
-            code_l, out_l, err_l = run(st, "check", "-q", "-f", fmt, str(local))
+            code_l, out_l, _err_l = run(st, "check", "-q", "-f", fmt, str(local))
             code_r, out_r, err_r = run(st, "check", "-q", "-f", fmt, f"s3://{BUCKET}/{rel}")
             assert code_r == code_l, (rel, err_r)
             assert out_r == out_l.replace(str(local), f"s3://{BUCKET}/{rel}"), (rel, fmt)
 
 
 def test_dump_segment_on_s3_prints_what_it_prints_locally(store: tuple[Store, dict[str, Path]]) -> None:
-    st, trees = store
+    st, _trees = store
     files = sorted(p for c in ("txn-clean", "idem-torn-write", "compacted-clean") if (shared_dir("corpus") / c).is_dir()
                    for p in (shared_dir("corpus") / c / "input").rglob("*") if p.is_file())
     files += sorted(p for p in (REPO / "fixtures" / "demo").rglob("*") if p.is_file())
@@ -163,7 +163,7 @@ def test_dump_segment_on_s3_prints_what_it_prints_locally(store: tuple[Store, di
 def test_errors_name_the_url_and_never_show_a_traceback(store: tuple[Store, dict[str, Path]],
                                                        tmp_path: Path) -> None:
     st, _ = store
-    code, out, err = run(st, "check", f"s3://{BUCKET}/nothing-here")
+    code, _out, err = run(st, "check", f"s3://{BUCKET}/nothing-here")
     assert code == 3 and "s3://kafkatool/nothing-here" in err and "Traceback" not in err
     code, _, err = run(st, "scan", "-q", url("fixtures", "demo"), "--out", url("fixtures", "demo/out"))
     assert code == 2 and "inside the input" in err
