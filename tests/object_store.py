@@ -141,6 +141,43 @@ def running_store(tmp: Path, buckets: tuple[str, ...] = ("kafkatool",)) -> Itera
         log.close()
 
 
+#: The benchmark tree's kinds (tests/benchmarks/bench_fleet.py), fewer and smaller: a 6 MiB segment cut into ranges.
+SMALL_BENCH = {
+    "big": {"records": 15, "value": 1000, "batches": 120, "segment": 1 << 20, "partitions": 3},
+    "medium": {"records": 40, "value": 300, "batches": 100, "segment": 256 << 10, "partitions": 4},
+    "tiny": {"records": 1, "value": 100, "batches": 3000, "segment": 128 << 10, "partitions": 3},
+    "huge": {"records": 15, "value": 1000, "batches": 400, "segment": 16 << 20, "partitions": 1},
+}
+BUCKET = "kafkatool"
+
+
+@contextmanager
+def uploaded_store(tmp: Path) -> Iterator[tuple[Store, dict[str, Path]]]:
+    """:func:`running_store` with the corpus, the fixtures, a small benchmark tree and two cut-segment trees
+    uploaded (``s3://kafkatool/<name>`` holds the local tree of each name) and the credential variables set."""
+    from tests.benchmarks.bench_fleet import generate
+    from tests.conftest import REPO, shared_dir
+    from tests.scan_support import big_partition_dir, false_cut_dir
+
+    trees = {"corpus": shared_dir("corpus"), "fixtures": REPO / "fixtures",
+             "bench": generate(tmp / "bench", SMALL_BENCH),
+             "big": big_partition_dir(tmp / "big", batches=3000),
+             "trap": false_cut_dir(tmp / "trap")[0]}
+    saved = {k: os.environ.get(k) for k in Store("", 0, tmp).env()}
+    with running_store(tmp) as st:
+        os.environ.update(st.env())
+        try:
+            for name, local in trees.items():
+                st.upload(local, f"{BUCKET}/{name}")
+            yield st, trees
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["build"]:
         sys.exit("usage: python -m tests.object_store build")

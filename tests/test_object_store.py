@@ -7,9 +7,7 @@ tree and segments cut into byte ranges; ``--since`` scans only what changed and 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,44 +17,17 @@ from typer.testing import CliRunner
 
 from kafkatool.cli import app
 from kafkatool.fleet.tables import TABLES, sorted_rows
-from tests.benchmarks.bench_fleet import generate
 from tests.conftest import REPO, corpus_cases, shared_dir
-from tests.object_store import Store, running_store
-from tests.scan_support import big_partition_dir, false_cut_dir, read_tables
+from tests.object_store import BUCKET, Store
+from tests.scan_support import read_tables
 
 runner = CliRunner()
-BUCKET = "kafkatool"
-# The benchmark tree's kinds (tests/benchmarks/bench_fleet.py), fewer and smaller: a 6 MiB segment cut into ranges.
-SMALL_BENCH = {
-    "big": {"records": 15, "value": 1000, "batches": 120, "segment": 1 << 20, "partitions": 3},
-    "medium": {"records": 40, "value": 300, "batches": 100, "segment": 256 << 10, "partitions": 4},
-    "tiny": {"records": 1, "value": 100, "batches": 3000, "segment": 128 << 10, "partitions": 3},
-    "huge": {"records": 15, "value": 1000, "batches": 400, "segment": 16 << 20, "partitions": 1},
-}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, dict[str, Path]]]:
-    """The gateway with the corpus, the fixtures, a benchmark tree and two cut-segment trees uploaded; the local
-    originals by name (``s3://kafkatool/<name>`` holds each)."""
-    tmp = tmp_path_factory.mktemp("s3")
-    trees = {"corpus": shared_dir("corpus"), "fixtures": REPO / "fixtures",
-             "bench": generate(tmp / "bench", SMALL_BENCH),
-             "big": big_partition_dir(tmp / "big", batches=3000),
-             "trap": false_cut_dir(tmp / "trap")[0]}
-    saved = {k: os.environ.get(k) for k in Store("", 0, tmp).env()}
-    with running_store(tmp) as st:
-        os.environ.update(st.env())
-        try:
-            for name, local in trees.items():
-                st.upload(local, f"{BUCKET}/{name}")
-            yield st, trees
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+@pytest.fixture
+def store(s3_store: tuple[Store, dict[str, Path]]) -> tuple[Store, dict[str, Path]]:
+    """The session's S3 server and the trees it holds (``tests.conftest.s3_store``)."""
+    return s3_store
 
 
 def url(name: str, rel: str = "") -> str:

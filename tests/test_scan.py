@@ -250,7 +250,8 @@ def test_since_rescans_only_changed_partitions_and_writes_a_full_scans_tables(tm
     """``--since``: segments modified, added and removed between two scans; the second scan reads only the
     changed partitions again and its tables equal a full scan's; a changed checkpoint rescans its log dir."""
     from tests.benchmarks.bench_fleet import generate
-    from tests.test_object_store import SMALL_BENCH, change_tree
+    from tests.object_store import SMALL_BENCH
+    from tests.test_object_store import change_tree
 
     tree = generate(tmp_path / "bench", SMALL_BENCH)
     code, _, err = scan(str(tree), "--out", str(tmp_path / "one"), "-f", "json", "--fail-on", "never")
