@@ -19,7 +19,6 @@ a log dir (a ``-delete`` or ``-future`` twin) is always rescanned: its rows coul
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -31,10 +30,10 @@ import pyarrow.compute as pc
 from kafkatool.errors import UnreadableInputError
 from kafkatool.fleet.plan import Plan
 from kafkatool.fleet.tables import columns_schema
-from kafkatool.reading.files import file_stamp, list_dir, read_span
+from kafkatool.reading.batch_scan import batch_digest
+from kafkatool.reading.files import file_stamp, list_dir
 from kafkatool.reading.objects import input_path
 from kafkatool.reading.scan_tables import table_batches
-from kafkatool.schema import record_batch as rb
 from kafkatool.schema.filenames import PARTITION_METADATA, FileKind, classify, in_flight_suffix, parse_partition_dir
 
 MANIFEST = "_inputs"
@@ -44,7 +43,6 @@ MANIFEST_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 MANIFEST_SCHEMA = columns_schema(MANIFEST_COLUMNS)
 CONTEXT_TOPICS = ("__cluster_metadata", "__remote_log_metadata")
-_HEADER = rb.HEADER_SIZE
 
 FileKey = tuple[str, str, str]  # log dir, partition directory name ("" for the log dir's own files), file name
 Stamp = tuple[int, int, str | None]  # size, mtime (ns), first-batch digest
@@ -54,22 +52,9 @@ def _is_segment(name: str) -> bool:
     return classify(name) is FileKind.LOG and not in_flight_suffix(name)
 
 
-#: Bytes read at once for a batch's digest (a larger batch takes a second read); a batch is digested up to
-#: :data:`DIGEST_CAP` bytes.
-DIGEST_WINDOW = 64 << 10
-DIGEST_CAP = 16 << 20
-
-
 def _digest(path: str, position: int) -> str | None:
-    """A digest of the whole batch at ``position`` (its length from its header, at most :data:`DIGEST_CAP`
-    bytes; ``None``: no whole header there)."""
-    data = read_span(path, position, position + DIGEST_WINDOW)
-    if len(data) < _HEADER:
-        return None
-    total = rb.LOG_OVERHEAD + max(0, int.from_bytes(data[8:12], "big", signed=True))
-    if total > len(data):
-        data = read_span(path, position, position + min(total, DIGEST_CAP))
-    return hashlib.sha256(data[:total]).hexdigest()[:32]
+    """A digest of the whole batch at ``position`` (``reading.batch_scan.batch_digest``)."""
+    return batch_digest(path, position)
 
 
 @dataclass

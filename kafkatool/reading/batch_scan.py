@@ -13,6 +13,7 @@ or zero-filled simply yields fewer cuts.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -36,7 +37,7 @@ from kafkatool.reading.columns import LegacyColumns, SegmentColumns, scan_buffer
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import _CRC_UNCHECKED, _CRC_VALID, SegmentEntries
 from kafkatool.reading.entry_columns import header_columns
-from kafkatool.reading.files import mapped, read_bytes
+from kafkatool.reading.files import mapped, read_bytes, read_span
 from kafkatool.reading.objects import input_path, is_remote, object_size, read_range
 from kafkatool.reading.siblings import exists
 from kafkatool.schema import legacy, offset_index
@@ -555,3 +556,23 @@ def _searched_cuts(log_path: Path, size: int, chunk_bytes: int) -> list[int]:
             continue
         cuts.append(nxt)
     return cuts
+
+
+#: Bytes read at once for a batch's digest (a larger batch takes a second read); a batch is digested up to
+#: :data:`DIGEST_CAP` bytes.
+DIGEST_WINDOW = 64 << 10
+DIGEST_CAP = 16 << 20
+_LENGTH = struct.Struct(">i")
+
+
+def batch_digest(path: str | Path, position: int) -> str | None:
+    """A digest (SHA-256, 32 hex digits) of the whole entry at ``position`` of a segment: its length from the
+    log overhead every magic shares (offset, length), at most :data:`DIGEST_CAP` bytes; ``None`` when no whole
+    header is there. ``scan --since`` fingerprints a segment's first and last batch with it."""
+    data = read_span(path, position, position + DIGEST_WINDOW)
+    if len(data) < rb.HEADER_SIZE:
+        return None
+    total = rb.LOG_OVERHEAD + max(0, _LENGTH.unpack_from(data, 8)[0])
+    if total > len(data):
+        data = read_span(path, position, position + min(total, DIGEST_CAP))
+    return hashlib.sha256(data[:total]).hexdigest()[:32]
