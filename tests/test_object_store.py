@@ -194,3 +194,44 @@ def test_since_scans_only_what_changed(store: tuple[Store, dict[str, Path]], tmp
         assert inc[key] == full[key], key
     assert inc["incremental"]["rescanned_partitions"] == 3
     assert inc["incremental"]["reused_partitions"] == full["partitions"] - 3
+
+
+def test_a_range_is_one_ranged_read_and_a_tree_one_listing(store: tuple[Store, dict[str, Path]],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planning a tree lists it once, recursively (not a request per directory); a byte range of a segment is
+    read by one ranged read of that range (and the slack for the batch crossing its end), never as the whole
+    object."""
+    from kafkatool.fleet.plan import make_plan
+    from kafkatool.reading import batch_scan, files, objects
+
+    st, _ = store
+    listings: list[str] = []
+    real_list = objects.list_tree
+    monkeypatch.setattr(objects, "list_tree", lambda p: listings.append(str(p)) or real_list(p))
+    objects.set_fs_options({"endpoint": st.endpoint, "region": "us-east-1"})
+    objects.forget_listings()
+    try:
+        plan = make_plan([url("corpus")])
+        assert listings == [url("corpus")] and len(plan.partitions) > 30
+        objects.forget_listings()
+        listings.clear()
+        plan = make_plan([url("big")], chunk_bytes=1 << 20)
+        reads: list[tuple[str, int, int]] = []
+        whole: list[str] = []
+        real_range, real_object = batch_scan.read_range, files.read_object
+        monkeypatch.setattr(batch_scan, "read_range",
+                            lambda p, a, b: reads.append((str(p), a, b)) or real_range(p, a, b))
+        monkeypatch.setattr(files, "read_object", lambda p, limit=None: whole.append(str(p)) or real_object(p, limit))
+        objects.forget_listings()
+        for rng in plan.ranges:
+            reads.clear()
+            rows = batch_scan.scan_range(rng)
+            assert len(rows) > 0
+            ((path, start, stop),) = reads
+            assert path == rng.path and start == rng.start
+            assert stop - start <= (rng.stop or start) - start + batch_scan.REMOTE_SLACK or rng.stop is None
+        assert not [w for w in whole if w.endswith(".log")]
+        assert len(listings) <= 1
+    finally:
+        objects.set_fs_options({})
+        objects.forget_listings()
