@@ -235,3 +235,41 @@ def test_a_range_is_one_ranged_read_and_a_tree_one_listing(store: tuple[Store, d
     finally:
         objects.set_fs_options({})
         objects.forget_listings()
+
+
+READ_ONLY = [
+    ("replay-producers", "txn-clean/input/ledger-0", ["-f", "json"]),
+    ("simulate-restart", "idem-torn-write/input", ["-f", "json", "--now", "1800000000000"]),
+    ("simulate-restart", "swap-interrupted-unclean/input", ["-f", "json", "--now", "1800000000000"]),
+    ("transactions", "internal-topics-hanging-txn-clean/input", ["-f", "json", "--now", "1800000000000"]),
+    ("groups", "internal-topics-hanging-txn-clean/input", ["-f", "json"]),
+    ("metadata", "kraft-controller-metadata-clean/input", ["-f", "json"]),
+    ("salvage", "idem-torn-write/input", ["-f", "json"]),
+    ("check", "legacy-v1-gzip-torn-write-unclean/input", ["-f", "jsonl"]),
+]
+
+
+@pytest.mark.parametrize(("command", "rel", "args"), READ_ONLY, ids=[f"{c}-{r.split('/')[0]}" for c, r, _ in READ_ONLY])
+def test_read_only_commands_on_s3_print_what_they_print_locally(store: tuple[Store, dict[str, Path]], command: str,
+                                                                rel: str, args: list[str]) -> None:
+    st, _ = store
+    local = str(shared_dir("corpus") / rel)
+    remote = url("corpus", rel)
+    code_l, out_l, err_l = run(st, command, *args, local)
+    code_r, out_r, err_r = run(st, command, *args, remote)
+    assert code_r == code_l, (err_l, err_r)
+    assert out_r == out_l.replace(local, remote)
+    assert out_l and "Traceback" not in err_r
+
+
+def test_report_reads_s3(store: tuple[Store, dict[str, Path]], tmp_path: Path) -> None:
+    st, _ = store
+    code_l, _, err_l = run(st, "report", "-q", str(shared_dir("corpus") / "txn-clean" / "input"), "--out",
+                           str(tmp_path / "local.html"), "--now", "1800000000000")
+    code_r, _, err_r = run(st, "report", "-q", url("corpus", "txn-clean/input"), "--out", str(tmp_path / "s3.html"),
+                           "--now", "1800000000000")
+    assert code_r == code_l, (err_l, err_r)
+    local = (tmp_path / "local.html").read_text()
+    remote = (tmp_path / "s3.html").read_text()
+    assert len(remote) > 10_000 and url("corpus", "txn-clean/input") in remote
+    assert abs(len(remote) - len(local)) < 0.05 * len(local)
