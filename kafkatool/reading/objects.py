@@ -11,9 +11,10 @@ Round trips are few and bounded:
 * Listing: the first question about a directory of a tree not yet listed lists it *recursively*, once (a prefix
   listing, paginated by the store: a log dir of 10,000 partitions is a few dozen requests, not 10,000); every
   later ``is_dir``/``stat``/``iterdir`` below it is answered from that listing.
-* Reading: a small file or a whole segment is one ranged GET (:func:`read_object`, kept in a per-process cache of
-  at most ``KAFKATOOL_OBJECT_CACHE_MIB`` MiB, 256 by default, since a partition's analysis reads a segment several
-  times); a byte range of a segment is one GET of that range and a little more (:func:`read_range`).
+* Reading: a small file or a whole segment is one GET (:func:`read_object`, kept in a per-process cache of at
+  most ``KAFKATOOL_OBJECT_CACHE_MIB`` MiB, 256 by default, and always the latest object, since a partition's
+  analysis reads a segment several times: memory is bounded by the cache and the largest segment); a byte range
+  of a segment is one GET of that range and a little more (:func:`read_range`).
 
 Credentials are the libraries' own (environment variables, profiles, instance roles: the AWS SDK's chain for S3,
 Google's application default credentials for GCS, Azure's default credential, the Hadoop client's for HDFS); the
@@ -416,9 +417,9 @@ def read_object(path: ObjectPath, limit: int | None = None) -> bytes:
         except Exception as err:
             raise _failure(path, err) from None
     data = bytes(data)
-    if limit is None and len(data) <= _cache_budget():
+    if limit is None:  # the latest whole object is always kept (a partition's analysis re-reads its segments)
         _OBJECTS[text] = data
-        while sum(len(v) for v in _OBJECTS.values()) > _cache_budget():
+        while len(_OBJECTS) > 1 and sum(len(v) for v in _OBJECTS.values()) > _cache_budget():
             _OBJECTS.popitem(last=False)
     return data
 
