@@ -67,13 +67,25 @@ def root(
         envvar="KAFKATOOL_MAX_DECOMPRESSED_BYTES",
         help="Refuse to inflate any compressed batch or wrapper beyond N bytes (a decompression-bomb "
         "defect instead), for every subcommand.")] = DEFAULT_MAX_OUTPUT,
+    fs_option: Annotated[list[str] | None, typer.Option(
+        "--fs-option", metavar="KEY=VALUE",
+        help="An option of the object store that s3://, gs://, abfs:// or hdfs:// inputs and outputs are read "
+        "and written through (pyarrow.fs): endpoint, region, anonymous, scheme, ...; repeatable. Credentials come "
+        "from the environment, profiles or instance roles, as the store's own tools take them.")] = None,
 ) -> None:
     """Forensic toolkit for Apache Kafka broker data directories."""
     # The run's read limits, current until the command ends (reading functions resolve them when a command
     # passes none; the scan's plan carries them to its workers). Imported here: ``--help`` never runs this.
+    from kafkatool.errors import KafkatoolError
     from kafkatool.reading.context import reset_limits, reset_roots, set_limits, set_roots
+    from kafkatool.reading.objects import forget_listings, parse_fs_options, set_fs_options
     from kafkatool.schema.codecs import ReadLimits
 
+    forget_listings()  # an object store's listings and objects are read afresh by every command
+    try:
+        set_fs_options(parse_fs_options(fs_option or []))
+    except KafkatoolError as err:
+        raise typer.BadParameter(str(err), param_hint="--fs-option") from None
     token = set_limits(ReadLimits(max_decompressed_bytes))
     roots = set_roots(())  # the evidence trees: each path the command reads registers its own
     ctx.call_on_close(lambda: (reset_roots(roots), reset_limits(token)))

@@ -97,3 +97,14 @@ def listening_sockets(pid: int) -> set[tuple[str, int]]:
 
 LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
 """127.0.0.1, ::ffff:127.0.0.1 and ::1 as /proc/net/tcp{,6} print them."""
+
+
+@pytest.fixture(scope="session")
+def s3_store(tmp_path_factory: pytest.TempPathFactory):
+    """One real S3 server (versitygw on 127.0.0.1, ``tests.object_store``) for the session, holding the corpus,
+    the fixtures, a small benchmark tree and two cut-segment trees, and the AWS SDK's credential variables set
+    for it; stopped, and the variables restored, at the end (also after a failure)."""
+    from tests.object_store import uploaded_store
+
+    with uploaded_store(tmp_path_factory.mktemp("s3")) as found:
+        yield found

@@ -158,7 +158,7 @@ def test_output_is_refused_inside_an_input_and_over_an_existing_dir(tmp_path: Pa
     assert code == 2 and "already exists" in err
     code, _, err = scan(str(log_dir), "--out", str(out), "--force")
     assert code == 0, err
-    assert sorted(p.name for p in out.iterdir()) == ["batches", "findings", "partitions", "producers"]
+    assert sorted(p.name for p in out.iterdir()) == ["_inputs", "batches", "findings", "partitions", "producers"]
     assert not list(tmp_path.glob(".out.*"))  # no staging leftovers
 
 
@@ -199,7 +199,7 @@ def test_the_readmes_first_command_runs_as_written(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "worst findings" in result.stdout
     assert sorted(p.name for p in (tmp_path / Path(out).name).iterdir()) == [
-        "batches", "findings", "partitions", "producers"]
+        "_inputs", "batches", "findings", "partitions", "producers"]
 
 
 def test_a_file_that_vanishes_mid_scan_is_a_finding_not_a_crash(tmp_path: Path) -> None:
@@ -244,3 +244,40 @@ def test_a_segment_without_an_index_is_cut_at_confirmed_batches(tmp_path: Path) 
     got: list[int] = []
     run_local(plan, lambda t, b: got.extend(b.column("position").to_pylist()) if t == "batches" else None)
     assert got == truth
+
+
+def test_since_rescans_only_changed_partitions_and_writes_a_full_scans_tables(tmp_path: Path) -> None:
+    """``--since``: segments modified, added and removed between two scans; the second scan reads only the
+    changed partitions again and its tables equal a full scan's; a changed checkpoint rescans its log dir."""
+    from tests.benchmarks.bench_fleet import generate
+    from tests.object_store import SMALL_BENCH
+    from tests.test_object_store import change_tree
+
+    tree = generate(tmp_path / "bench", SMALL_BENCH)
+    code, _, err = scan(str(tree), "--out", str(tmp_path / "one"), "-f", "json", "--fail-on", "never")
+    assert code == 0, err
+    change_tree(tree)
+    code, out_inc, err = scan(str(tree), "--out", str(tmp_path / "two"), "-f", "json", "--fail-on", "never",
+                              "--since", str(tmp_path / "one"), "-j", "2")
+    assert code == 0, err
+    code, out_full, err = scan(str(tree), "--out", str(tmp_path / "full"), "-f", "json", "--fail-on", "never")
+    assert code == 0, err
+    assert read_tables(tmp_path / "two") == read_tables(tmp_path / "full")
+    inc, full = json.loads(out_inc), json.loads(out_full)
+    assert inc["incremental"]["rescanned_partitions"] == 3
+    assert inc["counts"] == full["counts"] and inc["batches"] == full["batches"]
+    # a log dir's checkpoint changes: every partition of that log dir is read again
+    checkpoint = next(tree.rglob("replication-offset-checkpoint"))
+    checkpoint.write_bytes(checkpoint.read_bytes() + b"")
+    import os
+
+    os.utime(checkpoint, ns=(1, 1))
+    code, out_again, err = scan(str(tree), "--out", str(tmp_path / "three"), "-f", "json", "--fail-on", "never",
+                                "--since", str(tmp_path / "two"))
+    assert code == 0, err
+    again = json.loads(out_again)["incremental"]
+    parts = [p for p in read_tables(tmp_path / "full")["partitions"] if p["log_dir"] == str(checkpoint.parent)]
+    assert again["rescanned_partitions"] == len(parts) > 0
+    assert read_tables(tmp_path / "three") == read_tables(tmp_path / "full")
+    code, _, err = scan(str(tree), "--out", str(tmp_path / "four"), "--since", str(tmp_path / "nope"))
+    assert code == 3 and "nope" in err

@@ -19,6 +19,7 @@ from kafkatool.reading.metadata_log import (
     read_meta_batches,
     read_metadata_files,
 )
+from kafkatool.reading.objects import input_path
 from kafkatool.schema.filenames import LOG_SUFFIX, DirState, parse_partition_dir, segment_file_name
 from kafkatool.schema.metadata_records import METADATA_TOPIC, METADATA_VERSIONS, MetaBatch
 from kafkatool.storage.tiered import REMOTE_STORAGE_ENABLE, remote_storage_enabled
@@ -143,7 +144,7 @@ def local_partitions(broker_dirs: list[str], advance: Callable[[int], None] | No
     defects: list[Defect] = []
     dir_ids: list[tuple[str, str | None]] = []
     for d in broker_dirs:
-        path = Path(d)
+        path = input_path(d)
         if not path.is_dir():
             raise UnreadableInputError(d, "not a log dir")
         data = read_log_dir(path, advance)
@@ -179,7 +180,7 @@ def topic_remote_storage(log_dir: str | Path) -> dict[str, bool] | None:
     (``path`` may also be a partition directory of it): its ConfigRecords as the image has them after the load
     (:func:`load`); a topic of the image without the config has the default, false. ``None`` when the log dir
     holds no readable metadata log (then nothing is known)."""
-    root = Path(log_dir)
+    root = input_path(log_dir)
     parsed = parse_partition_dir(root.name)
     lone = parsed is not None and parsed[0].topic != METADATA_TOPIC  # a partition directory: its log dir's
     for candidate in (root.parent,) if lone else (root,):

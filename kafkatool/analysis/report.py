@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from kafkatool.analysis.findings import broker_identity_findings, log_dir_findings, sort_findings
@@ -25,6 +24,7 @@ from kafkatool.engine.restart import RestartOptions, simulate_restart
 from kafkatool.errors import UsageError
 from kafkatool.model import LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.logdir import read_log_dir
+from kafkatool.reading.objects import input_path
 from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
@@ -103,7 +103,7 @@ def salvage_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) -
         return None
     nodes = [data.meta_properties.node_id if data.meta_properties is not None else None for _, data in inputs]
     as_replicas = len(inputs) > 1 and None not in nodes and len(set(nodes)) == len(nodes)
-    paths = [Path(path) for path, _ in inputs]
+    paths = [input_path(path) for path, _ in inputs]
     replicas = {int(n): p for n, p in zip(nodes, paths, strict=True)} if as_replicas else {}
     clock = doc["now"] if doc["now"] is not None else int(time.time() * 1000)
     acc = salvage_document(salvage([] if as_replicas else paths, replicas, now=clock))
@@ -232,14 +232,14 @@ def analyse_path(path: str, inputs: RestartInputs, *, now: int | None, timeout_m
     restart_doc = restart_document(result)
     by_dir = {p["directory"]: p for p in restart_doc["partitions"]}
     label = _label(path, data)
-    cluster = None if inputs.single_partition else cluster_transaction_version(Path(path))
+    cluster = None if inputs.single_partition else cluster_transaction_version(input_path(path))
     now_args = ["--now", now] if now is not None else []
     partitions = []
     for part in data.partitions:
         r = by_dir.get(part.directory)
         if r is None:
             continue
-        part_path = path if inputs.single_partition else str(Path(path) / part.directory)
+        part_path = path if inputs.single_partition else str(input_path(path) / part.directory)
         rep = replay(part, cluster=cluster, kafka_version=kafka_version)
         advance(sum(s.log_size for s in part.segments))
         tp = part.topic_partition
@@ -298,7 +298,7 @@ def replica_set(partition: str, brokers: dict[int, str], paths: list[dict[str, A
         chosen = leader
     members = [b for b in (isr or sorted(brokers)) if b in brokers] or sorted(brokers)
     clock = now if now is not None else int(time.time() * 1000)
-    doc = analyse({b: Path(p) for b, p in brokers.items()}, partition=partition, leader=chosen, isr=members,
+    doc = analyse({b: input_path(p) for b, p in brokers.items()}, partition=partition, leader=chosen, isr=members,
                   leader_epoch=leader_epoch, now=clock)
     args = [a for b in sorted(brokers) for a in ("--replica", f"{b}={brokers[b]}")]
     line = command("kafkatool", "simulate-replication", *args, "--partition", partition, "--leader", chosen,

@@ -4,7 +4,6 @@ find-hanging`` joins them online."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kafkatool.analysis.findings import defect_row, record_problem_row, replay_stop_rows, segment_defect_rows
@@ -17,6 +16,7 @@ from kafkatool.engine.transactions import (
     transaction_rows,
 )
 from kafkatool.reading.files import not_read
+from kafkatool.reading.objects import input_path
 from kafkatool.reading.partitions import read_partitions
 from kafkatool.schema.filenames import CLUSTER_METADATA_TOPIC
 from kafkatool.schema.topic_records import decoder_named
@@ -30,7 +30,7 @@ def transactions_document(paths: list[str], *, now: int | None, timeout_ms: int,
                           kafka_version: str | None = None) -> dict[str, Any]:
     """Read the log dirs, replay both sides and join them; the ``--format json`` document. The data partitions
     follow the transaction version of the log dirs' metadata log, else their batches', else ``kafka_version``."""
-    cluster = next((d for d in (cluster_transaction_version(Path(p)) for p in paths) if d is not None), None)
+    cluster = next((d for d in (cluster_transaction_version(input_path(p)) for p in paths) if d is not None), None)
     parts, dir_defects = read_partitions(paths, frozenset({TRANSACTION_TOPIC}))
     decoder = decoder_named("transaction-log")
     assert decoder is not None

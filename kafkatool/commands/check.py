@@ -3,7 +3,6 @@ kept for? One command and an exit code, for CI on kept incident directories and 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,6 +12,7 @@ from kafkatool.commands.common import FailOn, FollowLinks, OutputFormat, run_gua
 from kafkatool.errors import ExitCode, UnreadableInputError
 from kafkatool.model import LogDirData
 from kafkatool.reading.logdir import read_log_dir, segment_bytes
+from kafkatool.reading.objects import input_path
 from kafkatool.render.report import render_expectation, render_report
 from kafkatool.render.scan_report import byte_progress, wants_progress
 
@@ -55,7 +55,7 @@ def command(
 
     def body() -> int:
         for d in dirs:
-            if not Path(d).exists():
+            if not input_path(d).exists():
                 raise UnreadableInputError(d, "no such file or directory")
         return run(dirs, fail_on=fail_on, expect=expect, fmt=fmt, show_info=show_info, quiet=quiet)
 

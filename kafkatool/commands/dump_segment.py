@@ -20,6 +20,7 @@ import typer
 from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.kinds import FORCEABLE, KAFKA_DUMPABLE, SEGMENT_KINDS, kind_of
+from kafkatool.reading.objects import input_path
 from kafkatool.schema.filenames import (
     BOOTSTRAP_CHECKPOINT,
     CLUSTER_METADATA_TOPIC,
@@ -310,7 +311,7 @@ def kafka_paths(paths: list[str]) -> list[str]:
 
     out: list[str] = []
     for raw in paths:
-        if Path(raw).is_dir():
+        if input_path(raw).is_dir():
             out += [str(p) for p in expand([raw]) if classify(p.name) in KAFKA_DUMPABLE]
         else:
             out.append(raw)
@@ -555,7 +556,7 @@ def command(
         if format_string is not None and (fmt is not Format.table or verify or wide or choice not in ("auto", "none")):
             raise UsageError("--format-string prints records its own way: it does not go with --format, "
                                  "--verify, --wide or --decoder")
-        if kind is not None and any(Path(p).is_dir() for p in paths):
+        if kind is not None and any(input_path(p).is_dir() for p in paths):
             raise UsageError("--kind names the kind of the files given; give files, not directories")
         opts = Options(deep=deep or shown, print_data=shown, key_decoder=key_decoder.value,
                        value_decoder=value_decoder.value, offsets=parse_offsets(offsets), max_bytes=max_bytes,

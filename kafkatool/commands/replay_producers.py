@@ -17,6 +17,7 @@ from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, OutputF
 from kafkatool.errors import ExitCode, UnreadableInputError, UsageError
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
+from kafkatool.reading.objects import input_path
 from kafkatool.render.replay_report import render_replay
 from kafkatool.render.scan_report import phase_progress, wants_progress
 from kafkatool.schema.filenames import parse_partition_dir
@@ -77,7 +78,7 @@ def command(
             raise UsageError("--at goes with --write-snapshot")
         if at is not None and until is not None:
             raise UsageError("--at and --until both set where the replay stops: give one")
-        path = Path(partition_dir)
+        path = input_path(partition_dir)
         if not path.is_dir():
             raise UnreadableInputError(partition_dir, "not a partition directory")
         if parse_partition_dir(path.name) is None and not looks_like_partition_dir(path):

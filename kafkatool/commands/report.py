@@ -17,6 +17,7 @@ from kafkatool.analysis.report import build_report
 from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, parse_broker_ids, run_guarded
 from kafkatool.errors import ExitCode, UnreadableInputError
 from kafkatool.reading.logdir import segment_bytes
+from kafkatool.reading.objects import input_path
 from kafkatool.render.html_report import render_html
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.scan_report import byte_progress, wants_progress
@@ -57,10 +58,10 @@ def command(
 
     def body() -> int:
         for p in paths:
-            if not Path(p).is_dir():
+            if not input_path(p).is_dir():
                 raise UnreadableInputError(p, "not a log dir or partition directory")
         target = Path(out)
-        prepare_output_file(target, [Path(p) for p in paths], force=force)
+        prepare_output_file(target, [input_path(p) for p in paths], force=force)
         members = parse_broker_ids(isr)
         total = 2 * segment_bytes(paths)
         with byte_progress(total, "reading and analysing", enabled=wants_progress(total, quiet=quiet)) as advance:

@@ -24,6 +24,7 @@ from kafkatool.engine.reproduce import (
 from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.files import read_bytes, read_text
 from kafkatool.reading.inventory import looks_like_partition_dir
+from kafkatool.reading.objects import input_path
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.salvage_report import count_progress, render_salvage, wants_bar
 from kafkatool.schema.filenames import parse_partition_dir
@@ -48,7 +49,7 @@ def parse_replicas(specs: list[str]) -> dict[int, Path]:
         broker, sep, path = spec.partition("=")
         if not sep or not broker.strip().isdigit() or not path:
             raise UsageError(f"--replica expects BROKER_ID=DIR, not {spec!r}")
-        out[int(broker)] = Path(path)
+        out[int(broker)] = input_path(path)
     return out
 
 
@@ -163,7 +164,7 @@ def command(
                     if given]
             if used:
                 raise UsageError(f"{', '.join(used)} only go with --produce-to HOST:PORT")
-        inputs = [Path(p) for p in paths or []]
+        inputs = [input_path(p) for p in paths or []]
         replicas = parse_replicas(replica or [])
         every = [*inputs, *replicas.values()]
         # a partition directory given alone: its log dir is input too (its checkpoints and meta.properties are read)

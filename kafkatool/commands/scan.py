@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,10 +16,11 @@ from kafkatool.commands.common import INT32_MAX, FailOn, FollowLinks, OutputForm
 from kafkatool.errors import ExitCode, KafkatoolError, UnreadableInputError, UsageError
 from kafkatool.fleet.plan import make_plan
 from kafkatool.fleet.summary import summarise
+from kafkatool.reading.objects import filesystem, input_path, is_remote
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.scan_report import byte_progress, render_scan, stage_progress
 from kafkatool.writing.process_log import process_log_path, stderr_to
-from kafkatool.writing.tables import TableOutput
+from kafkatool.writing.tables import ObjectTableOutput, TableOutput
 
 
 class Engine(StrEnum):
@@ -30,38 +30,58 @@ class Engine(StrEnum):
     spark = "spark"
 
 
-def _local(paths: list[str], output: TableOutput, *, jobs: int, chunk_bytes: int,
-           show_progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
+def _local(paths: list[str], output: TableOutput | ObjectTableOutput, *, jobs: int, chunk_bytes: int,
+           show_progress: bool, since: str | None,
+           incremental: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
+    from kafkatool.fleet import incremental as inc
     from kafkatool.fleet.local import run_local
+    from kafkatool.fleet.tables import TABLES
 
     plan = make_plan(paths, chunk_bytes=chunk_bytes)
+    inputs = inc.fingerprint(plan)
+    reuse = inc.plan_since(plan, inputs, since) if since is not None else None
     part_rows: list[dict[str, Any]] = []
     finding_rows: list[dict[str, Any]] = []
     batch_rows = 0
+    last = inc.LastPositions()
 
     def sink(table: str, batch: Any) -> None:
         nonlocal batch_rows
         output.append(table, batch)
         if table == "batches":
             batch_rows += batch.num_rows
+            last.add(batch)
         elif table == "partitions":
             part_rows.extend(batch.to_pylist())
         elif table == "findings":
             finding_rows.extend(batch.to_pylist())
 
-    with byte_progress(plan.work_bytes, "scanning", enabled=show_progress) as advance:
-        run_local(plan, sink, jobs=jobs, progress=advance)
+    scanned = reuse.plan if reuse is not None else plan
+    with byte_progress(scanned.work_bytes, "scanning", enabled=show_progress) as advance:
+        run_local(scanned, sink, jobs=jobs, progress=advance)
+    if reuse is not None:
+        for table, batch in inc.reused_rows(reuse, TABLES):
+            sink(table, batch)
+        incremental.update({"since": since, "rescanned_partitions": reuse.rescanned,
+                            "reused_partitions": len(reuse.directories)})
+    output.append(inc.MANIFEST, inc.manifest(inputs, last.by_file(plan)))
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
 
 
-def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: int,
-           show_progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
+def _spark(paths: list[str], output: TableOutput | ObjectTableOutput, *, master: str, chunk_bytes: int,
+           show_progress: bool, since: str | None,
+           incremental: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
     try:
         from kafkatool.fleet import spark as fleet_spark
     except ImportError as err:
         raise UsageError(f"--engine spark needs pyspark ({err.name} is not installed): "
                          "pip install 'kafkatool[spark]'") from None
+    from kafkatool.fleet import incremental as inc
+    from kafkatool.fleet.tables import TABLES
+
     plan = make_plan(paths, chunk_bytes=chunk_bytes)  # also validates the paths before the JVM starts
+    inputs = inc.fingerprint(plan)
+    reuse = inc.plan_since(plan, inputs, since) if since is not None else None
     log = process_log_path("spark")
     try:
         with stderr_to(log):  # the JVM keeps this as its stderr: log4j and JVM warnings go to the file
@@ -75,8 +95,9 @@ def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: i
         log.unlink(missing_ok=True)
     try:
         with stage_progress(lambda: fleet_spark.stage_progress(spark), enabled=show_progress):
-            part_rows, finding_rows, batch_rows = fleet_spark.run_spark(spark, paths, output,
-                                                                        chunk_bytes=chunk_bytes)
+            part_rows, finding_rows, batch_rows = fleet_spark.run_spark(
+                spark, paths, output, chunk_bytes=chunk_bytes,
+                only=None if reuse is None else [p.directory for p in reuse.plan.partitions])
     except KafkatoolError:
         raise
     except Exception as err:
@@ -84,7 +105,32 @@ def _spark(paths: list[str], output: TableOutput, *, master: str, chunk_bytes: i
     finally:
         if started:
             spark.stop()
+    last = inc.LastPositions()
+    for batch in output.staged_batches("batches", ["log_dir", "topic", "partition", "segment", "position"]):
+        last.add(batch)
+    if reuse is not None:
+        for table, batch in inc.reused_rows(reuse, TABLES):
+            output.append(table, batch)
+            if table == "batches":
+                batch_rows += batch.num_rows
+                last.add(batch)
+            elif table == "partitions":
+                part_rows.extend(batch.to_pylist())
+            elif table == "findings":
+                finding_rows.extend(batch.to_pylist())
+        incremental.update({"since": since, "rescanned_partitions": reuse.rescanned,
+                            "reused_partitions": len(reuse.directories)})
+    output.append(inc.MANIFEST, inc.manifest(inputs, last.by_file(plan)))
     return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
+
+
+def _output(out: str, paths: list[str], force: bool) -> TableOutput | ObjectTableOutput:
+    """The scan's output: a local directory, or a prefix in an object store (``--out s3://...``)."""
+    target = input_path(out)
+    if is_remote(target):
+        fs, key = filesystem(target)  # type: ignore[arg-type]
+        return ObjectTableOutput(str(target), fs, key, [str(input_path(p)) for p in paths], force=force)
+    return TableOutput(target, [input_path(p) for p in paths if not is_remote(p)], force=force)
 
 
 def _first_line(err: BaseException) -> str:
@@ -97,28 +143,33 @@ def _first_line(err: BaseException) -> str:
 
 
 def run(paths: list[str], out: str, *, engine: Engine, master: str, jobs: int, chunk_mib: int, force: bool,
-        fmt: OutputFormat, fail_on: FailOn, show_progress: bool) -> int:
+        fmt: OutputFormat, fail_on: FailOn, show_progress: bool, since: str | None = None) -> int:
     """Scan, write the tables, report, and choose the exit code."""
+    incremental: dict[str, Any] = {}
     for p in paths:
-        if not Path(p).exists():
+        if not input_path(p).exists():
             raise UnreadableInputError(p, "no such file or directory")
-        if not Path(p).is_dir():
+        if not input_path(p).is_dir():
             raise UnreadableInputError(p, "not a directory (give log dirs, partition directories or folders "
                                           "holding them)")
     started = time.monotonic()
     chunk_bytes = chunk_mib << 20
-    with TableOutput(Path(out), [Path(p) for p in paths], force=force) as output:
+    with _output(out, paths, force) as output:
         if engine is Engine.local:
             parts, findings, batches, log_dirs, segments = _local(paths, output, jobs=jobs, chunk_bytes=chunk_bytes,
-                                                                  show_progress=show_progress)
+                                                                  show_progress=show_progress, since=since,
+                                                                  incremental=incremental)
         else:
             parts, findings, batches, log_dirs, segments = _spark(paths, output, master=master,
-                                                                  chunk_bytes=chunk_bytes, show_progress=show_progress)
+                                                                  chunk_bytes=chunk_bytes, show_progress=show_progress,
+                                                                  since=since, incremental=incremental)
         output.commit()
     summary = summarise(parts, findings, log_dirs=log_dirs, segments=segments,
                         scanned_bytes=sum(p["size_bytes"] for p in parts), batch_rows=batches)
     summary = {"out": out, "engine": engine.value if engine is Engine.local else f"spark {master}",
                "seconds": round(time.monotonic() - started, 3), **summary}
+    if incremental:
+        summary["incremental"] = incremental
     render_scan(summary, fmt.value)
     if fail_on is FailOn.never:
         return int(ExitCode.CLEAN)
@@ -146,6 +197,11 @@ def command(
     = FailOn.error,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", "--no-progress",
                                         help="No progress bar on stderr (--no-progress: the old name).")] = False,
+    since: Annotated[str | None, typer.Option("--since", metavar="PREVIOUS_OUT",
+                                              help="Read again only the partitions whose files changed since the "
+                                                   "scan written to PREVIOUS_OUT (size, time, first and last "
+                                                   "batch); the tables are still complete.", show_default=False)]
+    = None,
     follow_links: FollowLinks = False,
 ) -> None:
     """Scan a fleet's log dirs into Parquet tables: batches, partitions, producers, findings."""
@@ -153,6 +209,6 @@ def command(
     def body() -> int:
         n_jobs = jobs or len(os.sched_getaffinity(0))
         return run(paths, out, engine=engine, master=master, jobs=n_jobs, chunk_mib=chunk_mib, force=force,
-                   fmt=fmt, fail_on=fail_on, show_progress=not quiet and sys.stderr.isatty())
+                   fmt=fmt, fail_on=fail_on, show_progress=not quiet and sys.stderr.isatty(), since=since)
 
     run_guarded(body, follow_links=follow_links)

@@ -14,6 +14,7 @@ from kafkatool.analysis.replication import replication_document
 from kafkatool.commands.common import INT32_MAX, INT64_MAX, FollowLinks, parse_broker_ids, report_not_read, run_guarded
 from kafkatool.engine.replication import ScenarioError, run
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.objects import input_path
 from kafkatool.reading.scenario import ScenarioFormatError, load_scenario
 from kafkatool.render.plot import plot_timeline
 from kafkatool.render.replication_report import render_replica_set, render_replication
@@ -36,7 +37,7 @@ def parse_replicas(specs: list[str]) -> dict[int, Path]:
             raise UsageError(f"--replica expects BROKER_ID=LOG_DIR, not {spec!r}")
         if int(broker) > INT32_MAX:
             raise UsageError(f"--replica {spec}: broker ids are 0 to {INT32_MAX}")
-        out[int(broker)] = Path(path)
+        out[int(broker)] = input_path(path)
     if len(out) < 2:
         raise UsageError("give at least two --replica BROKER_ID=LOG_DIR")
     return out

@@ -17,6 +17,7 @@ from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.files import not_read
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import segment_bytes
+from kafkatool.reading.objects import input_path
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.restart_report import render_restart
@@ -71,7 +72,7 @@ def command(
     """Simulate a broker start on a log dir: recovery, truncation, producer state, and what is lost."""
 
     def body() -> int:
-        path = Path(log_dir)
+        path = input_path(log_dir)
         if apply_to is not None:  # refused before anything is read: a partition directory's log dir is input too
             parent = [path.parent] if parse_partition_dir(path.name) and looks_like_partition_dir(path) else []
             prepare_output_dir(Path(apply_to), [path, *parent], force=force)

@@ -640,7 +640,11 @@ class DlsSession:
 
 
 def java_file(path: str) -> str:
-    """``new File(path).toString()`` on Unix: repeated slashes collapsed, a trailing slash dropped."""
+    """``new File(path).toString()`` on Unix: repeated slashes collapsed, a trailing slash dropped (an object
+    store's URL keeps its ``scheme://``)."""
+    scheme, sep, rest = path.partition("://")
+    if sep and scheme.isalnum() and scheme[:1].isalpha():
+        return scheme + sep + java_file(rest)
     while "//" in path:
         path = path.replace("//", "/")
     return path[:-1] if len(path) > 1 and path.endswith("/") else path

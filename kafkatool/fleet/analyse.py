@@ -33,6 +33,7 @@ from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.batch_scan import BatchColumns, entry_columns
 from kafkatool.reading.logdir import read_log_dir_shell, read_partition
+from kafkatool.reading.objects import input_path
 from kafkatool.reading.restart_inputs import read_swap_segments
 from kafkatool.reading.tiered import read_tiered
 from kafkatool.schema.filenames import (
@@ -114,7 +115,7 @@ def analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] |
     try:
         return _analyse_partition(log_dir, partition_dir, split)
     except UnreadableInputError as err:
-        directory = Path(partition_dir)
+        directory = input_path(partition_dir)
         part = PartitionData(directory.name, *(parse_partition_dir(directory.name) or (None, "")))
         return Analysis(findings=[located_finding_row(log_dir, part, Defect(
             "unreadable-input", err.path, None, "file", f"{err.reason}: this partition was not scanned"))])
@@ -122,7 +123,7 @@ def analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] |
 
 def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] | None) -> Analysis:
     data = _shell(log_dir)
-    directory = Path(partition_dir)
+    directory = input_path(partition_dir)
     part = read_partition(directory, directory.name)
     tp = part.topic_partition
     out = Analysis()

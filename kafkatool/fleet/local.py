@@ -23,6 +23,7 @@ from kafkatool.fleet.plan import PartitionUnit, Plan
 from kafkatool.fleet.tables import analysis_arrow, batches_arrow, rows_arrow
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 from kafkatool.reading.context import using_limits
+from kafkatool.reading.objects import using_fs_options
 from kafkatool.schema.codecs import ReadLimits
 
 Progress = Callable[[int], None]
@@ -34,6 +35,7 @@ class _Job:
     unit: Any
     weight: int
     limits: ReadLimits  # the plan's: a worker process did not see the command line
+    fs_options: dict[str, str]  # the plan's --fs-option pairs, likewise
 
 
 def _release_heap() -> None:
@@ -55,7 +57,7 @@ _MALLOC_TRIM: Any = None
 def _run(job: _Job) -> tuple[str, Any, int]:
     """One unit of work (in a worker): Arrow record batches for its tables, and its weight for progress."""
     try:
-        with using_limits(job.limits):
+        with using_limits(job.limits), using_fs_options(job.fs_options):
             return _run_unit(job)
     finally:
         _release_heap()
@@ -72,9 +74,9 @@ def _run_unit(job: _Job) -> tuple[str, Any, int]:
 
 
 def _jobs(plan: Plan) -> list[_Job]:
-    jobs = [_Job("range", r, r.size, plan.limits) for r in plan.ranges]
-    jobs += [_Job("partition", p, p.size, plan.limits) for p in plan.partitions]
-    jobs += [_Job("log_dir", d, 0, plan.limits) for d in plan.log_dirs]
+    jobs = [_Job("range", r, r.size, plan.limits, plan.fs_options) for r in plan.ranges]
+    jobs += [_Job("partition", p, p.size, plan.limits, plan.fs_options) for p in plan.partitions]
+    jobs += [_Job("log_dir", d, 0, plan.limits, plan.fs_options) for d in plan.log_dirs]
     return jobs
 
 
@@ -85,7 +87,7 @@ def run_local(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], *, jobs: 
     ``progress(bytes)`` is called as units finish, weighted by the bytes they read (``plan.work_bytes`` in all).
     Every unit, here or in a worker, reads within ``plan.limits``.
     """
-    with using_limits(plan.limits):  # what this process reads itself: rescans, the brokers' findings
+    with using_limits(plan.limits), using_fs_options(plan.fs_options):  # what this process reads itself
         _run_plan(plan, sink, jobs, progress)
 
 
@@ -95,7 +97,9 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
     results: Iterator[tuple[str, Any, int]]
     pool: ProcessPoolExecutor | None = None
     if jobs > 1 and len(work) > 1:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+        # An object store's client (the AWS SDK's threads) does not survive a fork: workers then start afresh.
+        context = multiprocessing.get_context("spawn" if plan.remote else "fork")
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
         results = pool.map(_run, work, chunksize=1)
     else:
         results = map(_run, work)

@@ -17,6 +17,7 @@ from kafkatool.reading.batch_scan import SegmentRange, split_points
 from kafkatool.reading.context import resolve
 from kafkatool.reading.files import list_dir
 from kafkatool.reading.logdir import is_log_dir, read_log_dir_files
+from kafkatool.reading.objects import fs_options, input_path, is_remote
 from kafkatool.schema.codecs import DEFAULT_LIMITS, ReadLimits
 from kafkatool.schema.filenames import FileKind, classify, in_flight_suffix, offset_from_name, parse_partition_dir
 
@@ -47,6 +48,12 @@ class Plan:
     partitions: list[PartitionUnit] = field(default_factory=list)
     segments: int = 0
     limits: ReadLimits = DEFAULT_LIMITS
+    fs_options: dict[str, str] = field(default_factory=dict)  # --fs-option: workers never saw the command line
+
+    @property
+    def remote(self) -> bool:
+        """Whether the inputs are in an object store."""
+        return any(is_remote(d) for d in self.log_dirs)
 
     @property
     def total_bytes(self) -> int:
@@ -68,7 +75,7 @@ def discover(paths: list[str]) -> list[str]:
 
     def walk(path: Path, depth: int) -> None:
         if is_log_dir(path):
-            found.append(os.path.abspath(path))
+            found.append(str(path) if is_remote(path) else os.path.abspath(path))
             return
         if depth >= MAX_DEPTH:
             return
@@ -81,7 +88,7 @@ def discover(paths: list[str]) -> list[str]:
                 walk(child, depth + 1)
 
     for raw in paths:
-        path = Path(raw)
+        path = input_path(raw)
         if not path.exists():
             raise UnreadableInputError(raw, "no such file or directory")
         if not path.is_dir():
@@ -111,7 +118,7 @@ def make_plan(paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES, all_r
     starts. Ranges are made for the cut segments only, unless ``all_ranges`` (every segment, whole or cut:
     the batches table alone, without the partition analyses). ``limits``: the units' (the current ones, e.g.
     the command line's, when ``None``)."""
-    plan = Plan(log_dirs=discover(paths), limits=resolve(limits))
+    plan = Plan(log_dirs=discover(paths), limits=resolve(limits), fs_options=fs_options())
     for log_dir in plan.log_dirs:
         _, partition_dirs = read_log_dir_files(log_dir)
         for directory in partition_dirs:

@@ -36,6 +36,7 @@ from kafkatool.fleet.plan import DEFAULT_CHUNK_BYTES, Plan, balance, make_plan
 from kafkatool.fleet.tables import COLUMNS, analysis_arrow, batches_arrow, columns_ddl, columns_schema, ddl
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 from kafkatool.reading.context import resolve, using_limits
+from kafkatool.reading.objects import fs_options, input_path, using_fs_options
 from kafkatool.schema.codecs import DEFAULT_LIMITS, ReadLimits
 
 ANALYSIS_TABLES = ("partitions", "producers", "findings")
@@ -82,9 +83,21 @@ def _limits(options: dict[str, str]) -> ReadLimits:
     return DEFAULT_LIMITS if cap is None else ReadLimits(int(cap))
 
 
+def _fs_options(options: dict[str, str]) -> dict[str, str]:
+    """The object store options (``fsOptions``, JSON) the executors read with (``--fs-option``)."""
+    return dict(json.loads(_opt(options, "fsOptions", "{}") or "{}"))
+
+
 def _plan(options: dict[str, str], *, all_ranges: bool = False) -> Plan:
     chunk = int(_opt(options, "chunkBytes", str(DEFAULT_CHUNK_BYTES)))  # type: ignore[arg-type]
-    return make_plan(_paths(options), chunk_bytes=chunk, all_ranges=all_ranges, limits=_limits(options))
+    with using_fs_options(_fs_options(options)):
+        plan = make_plan(_paths(options), chunk_bytes=chunk, all_ranges=all_ranges, limits=_limits(options))
+    only = _opt(options, "only")
+    if only is not None:  # scan --since: the partition directories to read again
+        keep = set(json.loads(only))
+        plan.partitions = [p for p in plan.partitions if p.directory in keep]
+        plan.ranges = [r for r in plan.ranges if str(input_path(r.path).parent) in keep]
+    return plan
 
 
 def _groups(sizes: list[int], options: dict[str, str], default: int) -> list[list[int]]:
@@ -95,6 +108,7 @@ class _SegmentsReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.options = dict(options)
         self.limits = _limits(self.options)  # pickled with the reader: what its executors read within
+        self.fs_options = _fs_options(self.options)
 
     def partitions(self) -> Sequence[InputPartition]:
         plan = _plan(self.options, all_ranges=True)  # every segment: whole, or cut into byte ranges
@@ -105,7 +119,8 @@ class _SegmentsReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         units: list[SegmentRange] = partition.value or []  # no partitions at all: Spark reads one empty one
         for unit in units:
-            cols = scan_range_or_nothing(unit, self.limits)
+            with using_fs_options(self.fs_options):
+                cols = scan_range_or_nothing(unit, self.limits)
             if unit.stop is not None and cols.landing != unit.stop:
                 raise SplitMismatchError(f"{unit.path}: the batches from byte {unit.start} end at {cols.landing}, "
                                          f"not at the next range's start {unit.stop}")
@@ -147,6 +162,7 @@ class _AnalysisReader(DataSourceReader):
         self.options = dict(options)
         self.table = table
         self.limits = _limits(self.options)  # pickled with the reader: what its executors read within
+        self.fs_options = _fs_options(self.options)
 
     def partitions(self) -> Sequence[InputPartition]:
         units = _analysis_units(_plan(self.options))
@@ -155,7 +171,7 @@ class _AnalysisReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         for unit in partition.value or []:
-            with using_limits(self.limits):
+            with using_limits(self.limits), using_fs_options(self.fs_options):
                 result = _analyse(unit)
             tables = analysis_arrow([result])
             if self.table is not None:
@@ -275,11 +291,16 @@ def stage_progress(spark: Any) -> list[tuple[int, str, int, int]]:
 
 
 def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                partitions: int | None = None, limits: ReadLimits | None = None) -> dict[str, Any]:
+                partitions: int | None = None, limits: ReadLimits | None = None,
+                only: list[str] | None = None) -> dict[str, Any]:
     """The four tables as DataFrames (the per-partition three from one cached analysis), read within ``limits``
-    (the current ones, e.g. the command line's, when ``None``)."""
+    (the current ones, e.g. the command line's, when ``None``) with this process's ``--fs-option`` pairs;
+    ``only``: the partition directories to read (``scan --since``), all when ``None``."""
     options = {"paths": json.dumps(paths), "chunkBytes": str(chunk_bytes),
-               "maxDecompressedBytes": str(resolve(limits).max_decompressed_bytes)}
+               "maxDecompressedBytes": str(resolve(limits).max_decompressed_bytes),
+               "fsOptions": json.dumps(fs_options())}
+    if only is not None:
+        options["only"] = json.dumps(sorted(only))
     if partitions is not None:
         options["numPartitions"] = str(partitions)
     out = {"batches": spark.read.format("kafka-segments").options(**options).load()}
@@ -290,25 +311,25 @@ def load_tables(spark: Any, paths: list[str], *, chunk_bytes: int = DEFAULT_CHUN
 
 
 def run_spark(spark: Any, paths: list[str], output: Any, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-              partitions: int | None = None,
-              limits: ReadLimits | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+              partitions: int | None = None, limits: ReadLimits | None = None,
+              only: list[str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Write the four tables through ``output`` (a :class:`kafkatool.writing.tables.TableOutput`) with Spark.
 
     Returns the partitions and findings rows (small, for the summary) and the batch count. If a range's
     batches did not chain into the next range (a cut that was not a true batch start), the whole scan is
     redone with segments unsplit, which is what a reader from each segment's start sees. ``limits``: see
-    :func:`load_tables`.
+    :func:`load_tables` (and ``only``).
     """
     limits = resolve(limits)
     if partitions is None:
         partitions = max(2, spark.sparkContext.defaultParallelism * 2)
     try:
-        tables = load_tables(spark, paths, chunk_bytes=chunk_bytes, partitions=partitions, limits=limits)
+        tables = load_tables(spark, paths, chunk_bytes=chunk_bytes, partitions=partitions, limits=limits, only=only)
         output.write_spark("batches", tables["batches"])
     except Exception as err:
         if SplitMismatchError.__name__ not in str(err):
             raise
-        tables = load_tables(spark, paths, chunk_bytes=1 << 62, partitions=partitions, limits=limits)
+        tables = load_tables(spark, paths, chunk_bytes=1 << 62, partitions=partitions, limits=limits, only=only)
         output.write_spark("batches", tables["batches"])
     for table in ANALYSIS_TABLES:
         output.write_spark(table, tables[table])

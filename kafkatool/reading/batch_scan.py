@@ -13,9 +13,10 @@ or zero-filled simply yields fewer cuts.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ from kafkatool.reading.columns import LegacyColumns, SegmentColumns, scan_buffer
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import _CRC_UNCHECKED, _CRC_VALID, SegmentEntries
 from kafkatool.reading.entry_columns import header_columns
-from kafkatool.reading.files import mapped, read_bytes
+from kafkatool.reading.files import mapped, read_bytes, read_span
+from kafkatool.reading.objects import input_path, is_remote, object_size, read_range
 from kafkatool.reading.siblings import exists
 from kafkatool.schema import legacy, offset_index
 from kafkatool.schema import record_batch as rb
@@ -311,32 +313,75 @@ def scan_range(unit: SegmentRange, limits: ReadLimits | None = None) -> BatchCol
     defects are those of ``dump-segment --verify`` either way. Legacy wrappers and control batches inflate at
     most ``limits``' cap (``None``: the limits in force, ``reading.context``)."""
     max_output = resolve(limits).max_decompressed_bytes
+    if is_remote(unit.path) and (unit.start or unit.stop is not None):
+        return _scan_remote_range(unit, max_output)
+    with mapped(unit.path) as buf:
+        return _scan(buf, unit, max_output, native_path=None if is_remote(unit.path) else unit.path)
+
+
+#: Bytes read past a remote range's end in the same request, for the batch that starts before it and ends after.
+REMOTE_SLACK = 4 << 20
+
+
+def _scan_remote_range(unit: SegmentRange, max_output: int) -> BatchColumns:
+    """A byte range of an object: one ranged read of ``[start, stop + slack)``, scanned with positions counted
+    from ``start`` and shifted back. When the last batch does not end inside what was read (or the range is
+    damaged, whose walk may look further), the read is repeated with twice the slack, up to the object's end."""
+    path = input_path(unit.path)
+    size = object_size(path)  # type: ignore[arg-type]
+    stop = size if unit.stop is None else min(unit.stop, size)
+    slack = REMOTE_SLACK
+    while True:
+        end = min(size, stop + slack)
+        buf = read_range(path, unit.start, end)  # type: ignore[arg-type]
+        rel = SegmentRange(unit.log_dir, unit.topic, unit.partition, unit.path, 0, stop - unit.start, unit.size)
+        out = _scan(buf, rel, max_output, native_path=None)
+        complete = out.landing is not None and out.landing <= len(buf) and not out.defects
+        if end >= size or complete:
+            return _shifted(out, unit.start)
+        slack *= 2
+
+
+def _shifted(out: BatchColumns, origin: int) -> BatchColumns:
+    """``out`` with its positions (rows, landing, defects) moved by ``origin`` bytes."""
+    if not origin:
+        return out
+    positions = out.columns["position"]
+    out.columns["position"] = positions + origin if isinstance(positions, np.ndarray) else [
+        p + origin for p in positions]
+    if out.landing is not None:
+        out.landing += origin
+    out.defects = [replace(d, position=d.position + origin) if d.position is not None else d for d in out.defects]
+    return out
+
+
+def _scan(buf: Any, unit: SegmentRange, max_output: int, native_path: str | None) -> BatchColumns:
+    """:func:`scan_range` over ``buf`` (the file's bytes, or a range's counted from 0)."""
     out = BatchColumns()
     rows: list[tuple[Any, ...]] = []
-    with mapped(unit.path) as buf:
-        fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output,
-                           path=unit.path)  # the native walk reads the file itself
-        if not fast.defects and not (fast.legacy["inner_count"] < 0).any():
-            values = (unit.log_dir, unit.topic, unit.partition, unit.segment)
-            rows, nulls = _clean_rows(buf, fast, max_output)
-            out.columns, out.nulls = {**_unit_columns(values, len(fast)), **rows}, nulls
-            if len(fast.legacy):  # the legacy entries' rows joined in, in file order
-                rows, nulls = _legacy_rows(fast.legacy)
-                legacy_part = ({**_unit_columns(values, len(fast.legacy)), **rows}, nulls)
-                out.columns, out.nulls = _in_file_order(*_joined([(out.columns, out.nulls), legacy_part]))
-            out.landing = fast.landing
-            return out
-        size = len(buf)
-        stop = size if unit.stop is None else min(unit.stop, size)
-        out.landing = size
-        for item in walk_log(buf, unit.path, start=unit.start, max_output=max_output):
-            if item.position is not None and item.position >= stop:
-                out.landing = item.position
-                break
-            if isinstance(item, Defect):
-                out.defects.append(item)
-                continue
-            rows.append(_row(buf, item, max_output))
+    fast = scan_buffer(buf, unit.path, start=unit.start, stop=unit.stop, max_output=max_output,
+                       path=native_path)  # the native walk reads a local file itself
+    if not fast.defects and not (fast.legacy["inner_count"] < 0).any():
+        values = (unit.log_dir, unit.topic, unit.partition, unit.segment)
+        rows, nulls = _clean_rows(buf, fast, max_output)
+        out.columns, out.nulls = {**_unit_columns(values, len(fast)), **rows}, nulls
+        if len(fast.legacy):  # the legacy entries' rows joined in, in file order
+            rows, nulls = _legacy_rows(fast.legacy)
+            legacy_part = ({**_unit_columns(values, len(fast.legacy)), **rows}, nulls)
+            out.columns, out.nulls = _in_file_order(*_joined([(out.columns, out.nulls), legacy_part]))
+        out.landing = fast.landing
+        return out
+    size = len(buf)
+    stop = size if unit.stop is None else min(unit.stop, size)
+    out.landing = size
+    for item in walk_log(buf, unit.path, start=unit.start, max_output=max_output):
+        if item.position is not None and item.position >= stop:
+            out.landing = item.position
+            break
+        if isinstance(item, Defect):
+            out.defects.append(item)
+            continue
+        rows.append(_row(buf, item, max_output))
     out.columns = _columns((unit.log_dir, unit.topic, unit.partition, unit.segment), rows)
     return out
 
@@ -430,8 +475,12 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
     Cuts are ``.index`` positions confirmed by :func:`confirmed_boundary`. A segment without a usable index is
     cut where the walk's resynchronisation search finds a confirmed batch (CRC and chained headers) after each
     ``chunk_bytes``, so no unit holds more than about a chunk's rows. Either way the engines check that each
-    range's walk lands on the next cut, and scan the segment on in one piece where it does not.
+    range's walk lands on the next cut, and scan the segment on in one piece where it does not. An object in an
+    object store is cut at its index's entries only, each confirmed from one small ranged read (never the whole
+    object).
     """
+    if is_remote(log_path):
+        return _remote_split_points(input_path(str(log_path)), chunk_bytes)
     with mapped(log_path) as buf:
         size = len(buf)
         if size <= chunk_bytes:
@@ -459,6 +508,37 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
     return _searched_cuts(log_path, size, chunk_bytes)
 
 
+#: Bytes read at a remote cut candidate to confirm it (its batch and the next headers must lie inside).
+CONFIRM_WINDOW = 1 << 20
+
+
+def _remote_split_points(log_path: Path, chunk_bytes: int) -> list[int]:
+    """:func:`split_points` of an object: ``.index`` entries confirmed each by one read of
+    :data:`CONFIRM_WINDOW` bytes (a batch longer than that is simply not cut at); no index, no cuts."""
+    size = object_size(log_path)  # type: ignore[arg-type]
+    if size <= chunk_bytes:
+        return [0]
+    index_path = log_path.with_suffix(".index")
+    if not exists(index_path):
+        return [0]
+    base = offset_from_name(log_path.name) or 0
+    try:
+        index = offset_index.parse_offset_index(read_bytes(index_path), base)
+    except DecodeError:
+        return [0]
+    cuts, cut_offset = [0], base
+    for entry in index.entries:
+        position = entry.position
+        if position >= size or position <= cuts[-1]:
+            continue
+        if position < cuts[-1] + chunk_bytes and entry.offset - cut_offset < MAX_RANGE_ROWS:
+            continue
+        if confirmed_boundary(read_range(log_path, position, position + CONFIRM_WINDOW), 0):  # type: ignore[arg-type]
+            cuts.append(position)
+            cut_offset = entry.offset
+    return cuts
+
+
 def _searched_cuts(log_path: Path, size: int, chunk_bytes: int) -> list[int]:
     """Cuts about ``chunk_bytes`` apart (closer where batches are small: at most :data:`MAX_RANGE_ROWS` offsets
     a range) at batches :func:`~kafkatool.schema.log_segment.find_next_batch` confirms. Each search maps the file
@@ -476,3 +556,23 @@ def _searched_cuts(log_path: Path, size: int, chunk_bytes: int) -> list[int]:
             continue
         cuts.append(nxt)
     return cuts
+
+
+#: Bytes read at once for a batch's digest (a larger batch takes a second read); a batch is digested up to
+#: :data:`DIGEST_CAP` bytes.
+DIGEST_WINDOW = 64 << 10
+DIGEST_CAP = 16 << 20
+_LENGTH = struct.Struct(">i")
+
+
+def batch_digest(path: str | Path, position: int) -> str | None:
+    """A digest (SHA-256, 32 hex digits) of the whole entry at ``position`` of a segment: its length from the
+    log overhead every magic shares (offset, length), at most :data:`DIGEST_CAP` bytes; ``None`` when no whole
+    header is there. ``scan --since`` fingerprints a segment's first and last batch with it."""
+    data = read_span(path, position, position + DIGEST_WINDOW)
+    if len(data) < rb.HEADER_SIZE:
+        return None
+    total = rb.LOG_OVERHEAD + max(0, _LENGTH.unpack_from(data, 8)[0])
+    if total > len(data):
+        data = read_span(path, position, position + min(total, DIGEST_CAP))
+    return hashlib.sha256(data[:total]).hexdigest()[:32]

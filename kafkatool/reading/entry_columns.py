@@ -23,17 +23,17 @@ object path's, as above.
 
 from __future__ import annotations
 
-import os
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogEntry, RecordBatch, SegmentData
 from kafkatool.reading.columns import release, scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
-from kafkatool.reading.files import mapped
+from kafkatool.reading.files import file_size, mapped
 from kafkatool.schema import batch_columns as bc
 from kafkatool.schema import legacy as lg
 from kafkatool.schema import record_batch as rb
@@ -169,8 +169,8 @@ def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
     kept = entries._heads if isinstance(entries, ColumnEntries) else None
     if kept is not None and markers is not None and len(markers) < MAX_MARKERS:  # else: markers read again
         try:
-            shrunk = n and int((pos + size).max()) > os.path.getsize(entries._path)
-        except OSError:
+            shrunk = n and int((pos + size).max()) > file_size(entries._path)
+        except (OSError, UnreadableInputError):
             shrunk = True
         if shrunk:
             return None  # the file changed: the object path says so

@@ -9,6 +9,10 @@ hands back what may be read and, named, what is not (:class:`Refusal`): a symbol
 the user gave (unless ``--follow-links``), a broken link, and any FIFO, socket or device, directly or through a
 link. Those are never opened (opening a FIFO blocks; a device never ends). :func:`mapped` and :func:`read_bytes`
 open regular files only, whatever a caller asks.
+
+Every function here also takes an object in an object store (an URL string or a
+:class:`~kafkatool.reading.objects.ObjectPath`, see :mod:`kafkatool.reading.objects`): it is read through
+:mod:`pyarrow.fs` into bytes, and an object store holds nothing to refuse.
 """
 
 from __future__ import annotations
@@ -25,12 +29,18 @@ from typing import Any
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, Severity
 from kafkatool.reading.context import current_limits, evidence_root
+from kafkatool.reading.objects import ObjectPath, input_path, is_remote, object_size, read_object, read_range
 
 #: The codes of the findings a refused entry becomes.
 LINK_OUT_OF_TREE = "link-out-of-tree"
 BROKEN_LINK = "broken-link"
 SPECIAL_FILE = "special-file"
 REFUSAL_CODES = frozenset({LINK_OUT_OF_TREE, BROKEN_LINK, SPECIAL_FILE})
+
+
+def _remote(path: str | Path) -> ObjectPath:
+    """``path`` (an object store's URL or path) as an :class:`ObjectPath`."""
+    return path if isinstance(path, ObjectPath) else input_path(str(path))  # type: ignore[return-value]
 
 
 def _reason(err: OSError) -> str:
@@ -79,6 +89,9 @@ def _open_regular(name: str) -> int:
 @contextmanager
 def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
     """The whole file as a read-only buffer (an ``mmap``; ``b""`` for an empty file)."""
+    if is_remote(path):
+        yield read_object(_remote(path))  # bytes: the native walk reads them as they are
+        return
     name = str(path)
     fd = _open_regular(name)
     try:
@@ -107,6 +120,8 @@ def explain_missing(err: UnreadableInputError) -> UnreadableInputError:
     Commands word a missing input in their own terms ("not a partition directory"); this says why.
     """
     path = err.path
+    if is_remote(path):
+        return err
     try:
         if os.path.exists(path):
             return err
@@ -121,6 +136,8 @@ def explain_missing(err: UnreadableInputError) -> UnreadableInputError:
 
 def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     """The file's bytes (at most ``limit``), for small files: indexes, snapshots, checkpoints."""
+    if is_remote(path):
+        return read_object(_remote(path), limit)
     name = str(path)
     fd = _open_regular(name)
     try:
@@ -145,11 +162,13 @@ def read_txn_index(path: str | Path) -> Any:
     time and only counted, so a file of zeros costs no memory whatever its size."""
     from kafkatool.schema import txn_index
 
+    if is_remote(path):  # an object: its bytes, sliced alike
+        data = read_bytes(path)
+        whole = len(data) - len(data) % txn_index.ENTRY_SIZE
+        return txn_index.parse_txn_index_tail(data[0:txn_index.zero_run_start(data, whole)],
+                                              whole // txn_index.ENTRY_SIZE)
     name = str(path)
-    try:
-        fd = os.open(name, os.O_RDONLY)
-    except OSError as err:
-        raise UnreadableInputError(name, _reason(err)) from None
+    fd = _open_regular(name)
     try:
         size = os.fstat(fd).st_size
         whole = size - size % txn_index.ENTRY_SIZE
@@ -162,6 +181,29 @@ def read_txn_index(path: str | Path) -> Any:
         os.close(fd)
 
 
+def read_span(path: str | Path, start: int, stop: int) -> bytes:
+    """Bytes ``[start, stop)`` of a file (fewer at its end): a ``pread`` locally, one ranged read from a store."""
+    if is_remote(path):
+        return read_range(_remote(path), start, stop)
+    name = str(path)
+    fd = _open_regular(name)
+    try:
+        return os.pread(fd, max(0, stop - start), start)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    finally:
+        os.close(fd)
+
+
+def file_stamp(path: str | Path) -> tuple[int, int]:
+    """Size and modification time (ns) of a file, or of an object (its listing's time: seconds)."""
+    try:
+        st = _remote(path).stat() if is_remote(path) else os.stat(str(path))
+    except OSError as err:
+        raise UnreadableInputError(str(path), _reason(err)) from None
+    return st.st_size, st.st_mtime_ns
+
+
 def read_text(path: str | Path) -> str:
     """A small text file decoded as UTF-8 (undecodable bytes replaced so they can still be reported)."""
     return read_bytes(path).decode("utf-8", errors="replace")
@@ -169,6 +211,8 @@ def read_text(path: str | Path) -> str:
 
 def file_size(path: str | Path) -> int:
     """Size in bytes, or :class:`UnreadableInputError`."""
+    if is_remote(path):
+        return object_size(_remote(path))
     try:
         return os.stat(str(path)).st_size
     except OSError as err:
@@ -197,6 +241,8 @@ def refusal(entry: Path, root: str | None = None) -> Refusal | None:
     """Why ``entry`` (found in a directory of the evidence tree ``root``) is not read, or ``None`` when it may be:
     a regular file, a directory, or a symbolic link to one that resolves inside ``root`` (anywhere with
     ``--follow-links``). FIFOs, sockets and devices are never read, through a link or not."""
+    if is_remote(entry):
+        return None  # an object store has no links, FIFOs or devices
     name = str(entry)
     try:
         st = os.lstat(name)
@@ -231,6 +277,8 @@ def survey(path: str | Path) -> tuple[list[Path], list[Refusal]]:
     :func:`refusal`; the tree is the one the directory lies in, see ``reading.context.evidence_root``). Every
     reader lists directories through here, so a refused entry is never read, and the readers that build findings
     name each one."""
+    if is_remote(path):
+        return sorted(_remote(path).iterdir(), key=lambda p: p.name), []  # type: ignore[arg-type]
     try:
         entries = sorted(Path(path).iterdir(), key=lambda p: p.name)
     except OSError as err:
@@ -257,6 +305,8 @@ def is_readable_file(path: str | Path) -> bool:
     """Whether a file named by its place (a parent log dir's checkpoint, ``partition.metadata``) exists and may be
     read: a regular file, or a link to one inside the tree its directory lies in (:func:`refusal`). What is not is
     left unread, like a file that is not there."""
+    if is_remote(path):
+        return _remote(path).is_file()
     entry = Path(path)
     return refusal(entry, evidence_root(os.path.abspath(entry.parent))) is None and entry.is_file()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect
 from kafkatool.reading.files import Refusal, survey
+from kafkatool.reading.objects import input_path
 from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT, QUORUM_STATE, FileKind, classify, parse_partition_dir
 
 SEGMENT_SUFFIX_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3, ".snapshot": 4}
@@ -93,7 +94,7 @@ def expand_with_refusals(paths: list[str]) -> tuple[list[Path], list[Refusal]]:
     out: list[Path] = []
     refused: list[Refusal] = []
     for raw in paths:
-        path = Path(raw)
+        path = input_path(raw)
         if not path.exists():
             raise UnreadableInputError(raw, "no such file or directory")
         if path.is_file():

@@ -25,6 +25,7 @@ from kafkatool.reading.entries import SegmentEntries, complete_entry
 from kafkatool.reading.entry_columns import read_clean_segment
 from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, read_txn_index, survey
 from kafkatool.reading.inventory import looks_like_partition_dir, refused_defects
+from kafkatool.reading.objects import input_path
 from kafkatool.schema import (
     checkpoint,
     clean_shutdown,
@@ -194,7 +195,7 @@ def segment_bytes(paths: Iterable[str | Path]) -> int:
     the total a reading progress bar counts to."""
     total = 0
     for path in paths:
-        root = Path(path)
+        root = input_path(path)
         if not root.is_dir():
             continue
         dirs = [root] if parse_partition_dir(root.name) and looks_like_partition_dir(root) else \
@@ -236,7 +237,7 @@ def read_log_dir_files(path: str | Path) -> tuple[LogDirData, list[Path]]:
 
     A partition directory given alone comes back as a log dir without files holding just itself.
     """
-    root = Path(path)
+    root = input_path(path)
     if not root.exists():
         raise UnreadableInputError(str(path), "no such file or directory")
     if not root.is_dir():

@@ -17,6 +17,7 @@ from kafkatool.reading.context import resolve
 from kafkatool.reading.files import is_readable_file, list_dir, read_bytes, survey
 from kafkatool.reading.log import read_log
 from kafkatool.reading.logdir import read_partition
+from kafkatool.reading.objects import input_path
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     BOOTSTRAP_CHECKPOINT,
@@ -46,7 +47,7 @@ class MetadataFiles:
 
 def find_metadata_partition(path: str | Path) -> Path:
     """The ``__cluster_metadata-N`` directory: ``path`` itself or the one inside the log dir ``path``."""
-    root = Path(path)
+    root = input_path(path)
     if not root.exists():
         raise UnreadableInputError(str(path), "no such file or directory")
     if not root.is_dir():

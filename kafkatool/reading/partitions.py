@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from kafkatool.model import Defect, PartitionData
 from kafkatool.reading.context import resolve
 from kafkatool.reading.files import is_readable_file
 from kafkatool.reading.logdir import read_log_dir_files, read_partition
+from kafkatool.reading.objects import input_path
 from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.filenames import (
     LOG_START_OFFSET_CHECKPOINT,
@@ -56,9 +56,9 @@ def read_partitions(paths: Iterable[str], deep_topics: frozenset[str], *,
         defects += data.defects
         hws = data.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT) or {}
         starts = data.checkpoints.get(LOG_START_OFFSET_CHECKPOINT) or {}
-        if not data.checkpoints and is_readable_file(Path(path).parent / REPLICATION_OFFSET_CHECKPOINT):
+        if not data.checkpoints and is_readable_file(input_path(path).parent / REPLICATION_OFFSET_CHECKPOINT):
             # a partition directory given alone: its parent log dir's checkpoints
-            parent, _ = read_log_dir_files(Path(path).parent)
+            parent, _ = read_log_dir_files(input_path(path).parent)
             hws = parent.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT) or {}
             starts = parent.checkpoints.get(LOG_START_OFFSET_CHECKPOINT) or {}
         for d in sorted(dirs):

@@ -16,6 +16,7 @@ from kafkatool.model import LogDirData, SegmentData
 from kafkatool.reading.context import resolve
 from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, read_txn_index
 from kafkatool.reading.logdir import OFFSET_CHECKPOINTS, _read_segment, read_log_dir
+from kafkatool.reading.objects import input_path
 from kafkatool.reading.tiered import TieredEvidence, read_tiered
 from kafkatool.schema import checkpoint, clean_shutdown, offset_index, time_index
 from kafkatool.schema.codecs import ReadLimits
@@ -80,7 +81,7 @@ def read_swaps(data: LogDirData, *, limits: ReadLimits | None = None) -> dict[st
     """The ``.swap`` segments of each partition of ``data`` (read by :func:`read_log_dir`) that has any, by
     partition directory: what ``check`` needs to see the log as Kafka's load assembles it."""
     limits = resolve(limits)
-    root = Path(data.path)
+    root = input_path(data.path)
     out: dict[str, dict[int, SegmentData]] = {}
     for part in data.partitions:
         if not any(is_swap_file(name) for name in part.leftovers):
@@ -111,7 +112,7 @@ def read_restart_inputs(path: str | Path, on_partition: Callable[[int], None] | 
     (``on_partition``, ``limits``: see :func:`read_log_dir`)."""
     limits = resolve(limits)
     data = read_log_dir(path, on_partition, limits=limits)
-    root = Path(path)
+    root = input_path(path)
     single = len(data.partitions) == 1 and data.partitions[0].directory == root.name \
         and parse_partition_dir(root.name) is not None and not (root / data.partitions[0].directory).is_dir()
     inputs = RestartInputs(data, single_partition=single)

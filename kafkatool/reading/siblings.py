@@ -15,10 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kafkatool.reading.files import mapped, read_bytes
+from kafkatool.reading.objects import input_path, is_remote
 
 
 def exists(path: str | Path) -> bool:
     """Whether ``path`` names an existing file system entry (no error for a missing one)."""
+    if is_remote(path):
+        return input_path(str(path)).exists()
     return os.path.lexists(str(path))
 
 
@@ -42,4 +45,6 @@ def read_if_exists(path: str | Path) -> bytes | None:
 def absolute_path(path: str | Path) -> str:
     """``java.io.File.getAbsolutePath()``: the path resolved against the working directory, not normalised."""
     name = str(path)
+    if is_remote(name):
+        return name
     return name if os.path.isabs(name) else os.path.join(os.getcwd(), name)

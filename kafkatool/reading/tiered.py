@@ -19,6 +19,7 @@ from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import RecordBatch, TopicPartition
 from kafkatool.reading.files import list_dir
 from kafkatool.reading.logdir import read_partition
+from kafkatool.reading.objects import input_path
 from kafkatool.schema.filenames import REMOTE_INDEX_CACHE_DIR, parse_partition_dir
 from kafkatool.schema.remote_log_metadata import REMOTE_LOG_METADATA_TOPIC, parse_remote_log_metadata
 from kafkatool.storage.tiered import RemoteLog, fold_events
@@ -106,7 +107,7 @@ def _metadata_events(directory: Path, evidence: TieredEvidence) -> list[tuple[in
 
 def read_tiered(path: str | Path) -> TieredEvidence:
     """The tiered-storage evidence of the log dir (or partition directory) at ``path``."""
-    root = Path(path)
+    root = input_path(path)
     if parse_partition_dir(root.name) is not None and not (root / REMOTE_INDEX_CACHE_DIR).is_dir() and \
             not any(p.is_dir() and parse_partition_dir(p.name) for p in _children(root)):
         root = root.parent  # a partition directory given alone: its log dir holds the metadata and cache

@@ -48,8 +48,7 @@ SHAPES: dict[str, dict[str, int]] = {
 }
 
 
-def _template(shape: str) -> tuple[dict[str, bytes], PartitionWriter]:
-    spec = SHAPES[shape]
+def _template(spec: dict[str, int], shape: str) -> tuple[dict[str, bytes], PartitionWriter]:
     part = PartitionWriter(shape, 0, config=TopicConfig(segment_bytes=spec["segment"], index_interval_bytes=4096,
                                                         segment_index_bytes=10 << 20))
     producers = [Producer(9000 + k, 0) for k in range(4)]
@@ -60,17 +59,18 @@ def _template(shape: str) -> tuple[dict[str, bytes], PartitionWriter]:
     return part.files(), part
 
 
-def generate(root: Path) -> Path:
-    """The broker tree under ``root`` (kept between runs: a ``.complete`` marker says it is whole)."""
+def generate(root: Path, shapes: dict[str, dict[str, int]] = SHAPES) -> Path:
+    """The broker tree under ``root`` (kept between runs: a ``.complete`` marker says it is whole); ``shapes``: a
+    smaller tree of the same kinds (the object store's tests)."""
     tree = root / "fleet"
     if (tree / ".complete").exists():
         return tree
     shutil.rmtree(tree, ignore_errors=True)
-    templates = {shape: _template(shape) for shape in SHAPES}
+    templates = {shape: _template(spec, shape) for shape, spec in shapes.items()}
     n = 0
     brokers: dict[int, dict[str, bytes]] = {b: {} for b in range(BROKERS)}
     offsets: dict[int, list[tuple[TopicPartition, int]]] = {b: [] for b in range(BROKERS)}
-    for shape, spec in SHAPES.items():
+    for shape, spec in shapes.items():
         files, part = templates[shape]
         for i in range(spec["partitions"]):
             broker = n % BROKERS

@@ -1,0 +1,184 @@
+"""A real S3-compatible object store for the tests: versitygw (the Versity S3 gateway, Apache-2.0), built from the Go
+module proxy with ``go install`` into a cache directory once (``python -m tests.object_store build``, which
+``.ci/run`` calls; idempotent: a built binary is reused), started on 127.0.0.1 over a temporary directory and
+stopped by whoever started it, also on failure.
+
+No mock: every request goes over HTTP to the gateway, which keeps the objects as files in its own directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VERSION = "v1.8.0"
+MODULE = "github.com/versity/versitygw/cmd/versitygw"
+ACCESS_KEY = "kafkatool-test"
+SECRET_KEY = "kafkatool-test-secret"
+
+
+def cache_dir() -> Path:
+    """Where the binary is built (``KAFKATOOL_TEST_CACHE``, else ``~/.cache/kafkatool-tests``)."""
+    base = os.environ.get("KAFKATOOL_TEST_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kafkatool-tests")
+    return Path(base) / f"versitygw-{VERSION}"
+
+
+def binary() -> Path:
+    """The versitygw binary's path (built or not)."""
+    return cache_dir() / "versitygw"
+
+
+def build() -> Path:
+    """``go install`` versitygw at :data:`VERSION` into :func:`cache_dir` unless it is already there."""
+    target = binary()
+    if target.exists():
+        return target
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
+    if go is None:
+        raise RuntimeError("go is not installed: versitygw is built from the Go module proxy with go install")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GOBIN": str(target.parent), "GOFLAGS": "-mod=mod"}
+    subprocess.run(["nice", go, "install", f"{MODULE}@{VERSION}"], env=env, check=True, timeout=1800)
+    return target
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Store:
+    """A running gateway: its endpoint, credentials and pid."""
+
+    endpoint: str
+    pid: int
+    root: Path
+
+    @property
+    def fs_options(self) -> list[str]:
+        """The ``--fs-option`` pairs that reach it (credentials go by the environment, :meth:`env`)."""
+        return ["--fs-option", f"endpoint={self.endpoint}", "--fs-option", "region=us-east-1"]
+
+    def env(self) -> dict[str, str]:
+        """The AWS SDK's credential variables for it."""
+        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_EC2_METADATA_DISABLED": "true"}
+
+    def filesystem(self) -> Any:
+        """A pyarrow S3 file system on it (for uploads and checks)."""
+        import pyarrow.fs as pafs
+
+        return pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=self.endpoint,
+                                 scheme="http", region="us-east-1", allow_bucket_creation=True)
+
+    def upload(self, local: Path, bucket_key: str) -> None:
+        """Copy the tree ``local`` to ``bucket/key`` (symbolic links, FIFOs and devices are left out), a few
+        objects at a time."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        fs = self.filesystem()
+        files = [Path(root) / name for root, _dirs, names in os.walk(local) for name in names]
+        files = [f for f in files if not f.is_symlink() and f.is_file()]
+
+        def put(src: Path) -> None:
+            with fs.open_output_stream(f"{bucket_key}/{src.relative_to(local).as_posix()}") as out:
+                out.write(src.read_bytes())
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(put, files))
+
+
+@contextmanager
+def running_store(tmp: Path, buckets: tuple[str, ...] = ("kafkatool",)) -> Iterator[Store]:
+    """versitygw on 127.0.0.1 over ``tmp``, with ``buckets`` made; stopped (its process group) on the way out."""
+    path = build()
+    root = tmp / "versitygw"
+    root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {**os.environ, "ROOT_ACCESS_KEY": ACCESS_KEY, "ROOT_SECRET_KEY": SECRET_KEY}
+    log = open(tmp / "versitygw.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([str(path), "--port", f"127.0.0.1:{port}", "posix", str(root)], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"versitygw exited: {(tmp / 'versitygw.log').read_text()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("versitygw did not start listening within 60 s") from None
+                time.sleep(0.2)
+        store = Store(f"http://127.0.0.1:{port}", proc.pid, root)
+        fs = store.filesystem()
+        for bucket in buckets:
+            fs.create_dir(bucket)
+        yield store
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+#: The benchmark tree's kinds (tests/benchmarks/bench_fleet.py), fewer and smaller: a 6 MiB segment cut into ranges.
+SMALL_BENCH = {
+    "big": {"records": 15, "value": 1000, "batches": 120, "segment": 1 << 20, "partitions": 3},
+    "medium": {"records": 40, "value": 300, "batches": 100, "segment": 256 << 10, "partitions": 4},
+    "tiny": {"records": 1, "value": 100, "batches": 3000, "segment": 128 << 10, "partitions": 3},
+    "huge": {"records": 15, "value": 1000, "batches": 400, "segment": 16 << 20, "partitions": 1},
+}
+BUCKET = "kafkatool"
+
+
+@contextmanager
+def uploaded_store(tmp: Path) -> Iterator[tuple[Store, dict[str, Path]]]:
+    """:func:`running_store` with the corpus, the fixtures, a small benchmark tree and two cut-segment trees
+    uploaded (``s3://kafkatool/<name>`` holds the local tree of each name) and the credential variables set."""
+    from tests.benchmarks.bench_fleet import generate
+    from tests.conftest import REPO, shared_dir
+    from tests.scan_support import big_partition_dir, false_cut_dir
+
+    trees = {"corpus": shared_dir("corpus"), "fixtures": REPO / "fixtures",
+             "bench": generate(tmp / "bench", SMALL_BENCH),
+             "big": big_partition_dir(tmp / "big", batches=3000),
+             "trap": false_cut_dir(tmp / "trap")[0]}
+    saved = {k: os.environ.get(k) for k in Store("", 0, tmp).env()}
+    with running_store(tmp) as st:
+        os.environ.update(st.env())
+        try:
+            for name, local in trees.items():
+                st.upload(local, f"{BUCKET}/{name}")
+            yield st, trees
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["build"]:
+        sys.exit("usage: python -m tests.object_store build")
+    print(build())
