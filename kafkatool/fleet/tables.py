@@ -89,7 +89,11 @@ def analysis_arrow(results: list[Analysis]) -> dict[str, pa.RecordBatch]:
 
 def sorted_rows(table: pa.Table, name: str) -> list[dict[str, Any]]:
     """A table's rows as dicts in :data:`SORT_KEYS` order (nulls first), for comparison and summaries."""
-    rows = table.to_pylist()
+    return sort_rows(table.to_pylist(), name)
+
+
+def sort_rows(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """Rows of table ``name`` (dicts) sorted in place in :data:`SORT_KEYS` order (nulls first); returned."""
     keys = SORT_KEYS[name]
     rows.sort(key=lambda r: tuple((r[k] is not None, r[k] if r[k] is not None else 0) for k in keys))
     return rows
