@@ -64,8 +64,18 @@ TRUNCATING = re.compile(r"\[UnifiedLog partition=(?P<p>[^,]+), dir=[^\]]*\] Trun
 
 
 def describe(cluster: Cluster, partition: str, timeout: float = 60) -> dict[str, Any]:
-    """Kafka's admin client's view of ``partition``, through the running brokers."""
-    return oracle(cluster.version, "describe", cluster.live_bootstrap(), partition, timeout=timeout)[-1]
+    """Kafka's admin client's view of ``partition``, through the running brokers. An admin client that does not
+    answer within ``timeout`` (its requests to a broker just killed can wait out their own timeouts, several in a
+    row) is a :class:`KafkaError`, which :func:`wait_for` asks again after."""
+    try:
+        return oracle(cluster.version, "describe", cluster.live_bootstrap(), partition, timeout=timeout)[-1]
+    except subprocess.TimeoutExpired:
+        raise KafkaError(f"the admin client did not describe {partition} within {timeout:.0f} s") from None
+
+
+def described(cluster: Cluster, partition: str) -> dict[str, Any]:
+    """:func:`describe`, asked again (up to two minutes) when the admin client does not answer."""
+    return wait_for(cluster, partition, f"a description of {partition}", lambda ps: True, timeout=120)
 
 
 def wait_for(cluster: Cluster, partition: str, what: str, test: Any, timeout: float = 60) -> dict[str, Any]:
@@ -154,19 +164,19 @@ def run(version: str, seed: int, workdir: Path) -> Outcome:
                 by_id[b].kill()
                 wait_for(cl, partition, "the ISR down to the leader", lambda ps: ps[partition]["isr"] == [leader])
                 time.sleep(1.5)  # the leader's high-watermark checkpoint catches up (every 0.5 s)
-                before = describe(cl, partition)
+                before = described(cl, partition)
                 by_id[leader].kill()
                 work.stop()
                 acks = work.acks()
             else:
-                before = describe(cl, partition)
+                before = described(cl, partition)
                 by_id[leader].kill()
                 acks = work.acks()  # what the old leader acknowledged (nothing more can come from it)
                 wait_for(cl, partition, f"{a} or {b} leading", lambda ps: ps[partition]["leader"] in (a, b), timeout=60)
                 base = work.acked()
                 work.wait_acked(base + rng.randrange(300, 1200), timeout=60)
                 work.stop()
-                now = describe(cl, partition)
+                now = described(cl, partition)
                 a = now["partitions"][partition]["leader"]
                 b = next(x for x in followers if x != a)
                 outcome.detail.update({"new_leader": a, "other": b})
