@@ -30,7 +30,40 @@ ROW_GROUP_ROWS = 1 << 17
 """Rows gathered before a local part file gets a row group (a few MB of Arrow held: bounded whatever the scan)."""
 
 
-class TableOutput:
+class _RowGroups:
+    """Arrow record batches appended to one Parquet part per table, written a row group at a time: batches are held
+    until :data:`ROW_GROUP_ROWS` rows have come (a row group per small batch, a partition's few rows, makes the file
+    large and slow to write and to read). Subclasses open the part (:meth:`_part_writer`)."""
+
+    _writers: dict[str, Any]
+    _pending: dict[str, list[Any]]
+    _pending_rows: dict[str, int]
+
+    def _part_writer(self, table: str, schema: Any) -> Any:
+        raise NotImplementedError
+
+    def append(self, table: str, batch: Any) -> None:
+        """Append an Arrow record batch to ``table``'s part."""
+        if table not in self._writers:
+            self._writers[table] = self._part_writer(table, batch.schema)
+            self._pending[table] = []
+        if batch.num_rows:
+            self._pending[table].append(batch)
+            self._pending_rows[table] = self._pending_rows.get(table, 0) + batch.num_rows
+            if self._pending_rows[table] >= ROW_GROUP_ROWS:
+                self._flush(table)
+
+    def _flush(self, table: str) -> None:
+        import pyarrow as pa
+
+        pending = self._pending[table]
+        if pending:
+            self._writers[table].write_table(pa.Table.from_batches(pending), row_group_size=2 * ROW_GROUP_ROWS)
+            pending.clear()
+            self._pending_rows[table] = 0
+
+
+class TableOutput(_RowGroups):
     """A scan output directory being written; use as a context manager, then :meth:`commit`."""
 
     def __init__(self, out: Path, inputs: Iterable[Path], *, force: bool = False) -> None:
@@ -60,32 +93,11 @@ class TableOutput:
         path.mkdir(exist_ok=True)
         return path
 
-    def append(self, table: str, batch: Any) -> None:
-        """Append an Arrow record batch to ``table``'s single local part file.
-
-        Batches are held until :data:`ROW_GROUP_ROWS` rows have come, then written as one row group: a row
-        group per small batch (a partition's few rows) makes the file large and slow to write and to read."""
+    def _part_writer(self, table: str, schema: Any) -> Any:
+        """``table``'s single local part file."""
         import pyarrow.parquet as pq
 
-        writer = self._writers.get(table)
-        if writer is None:
-            writer = pq.ParquetWriter(str(self.table_dir(table) / "part-00000.parquet"), batch.schema)
-            self._writers[table] = writer
-            self._pending[table] = []
-        if batch.num_rows:
-            self._pending[table].append(batch)
-            self._pending_rows[table] = self._pending_rows.get(table, 0) + batch.num_rows
-            if self._pending_rows[table] >= ROW_GROUP_ROWS:
-                self._flush(table)
-
-    def _flush(self, table: str) -> None:
-        import pyarrow as pa
-
-        pending = self._pending[table]
-        if pending:
-            self._writers[table].write_table(pa.Table.from_batches(pending), row_group_size=2 * ROW_GROUP_ROWS)
-            pending.clear()
-            self._pending_rows[table] = 0
+        return pq.ParquetWriter(str(self.table_dir(table) / "part-00000.parquet"), schema)
 
     def write_spark(self, table: str, frame: Any) -> None:
         """Have Spark write DataFrame ``frame`` as ``table``'s part files (into the staging directory)."""
@@ -139,7 +151,7 @@ class TableOutput:
             shutil.rmtree(self.staging, ignore_errors=True)
 
 
-class ObjectTableOutput:
+class ObjectTableOutput(_RowGroups):
     """:class:`TableOutput` for an object store: ``fs`` (a :mod:`pyarrow.fs` file system) and ``key`` (the
     output's path in it), ``url`` its name for messages; ``inputs`` are the inputs' URLs."""
 
@@ -176,30 +188,11 @@ class ObjectTableOutput:
         """The staging prefix of ``table``."""
         return f"{self.staging}/{table}"
 
-    def append(self, table: str, batch: Any) -> None:
-        """As :meth:`TableOutput.append`, into one part object (a multipart upload, bounded memory)."""
+    def _part_writer(self, table: str, schema: Any) -> Any:
+        """``table``'s single part object (a multipart upload, bounded memory)."""
         import pyarrow.parquet as pq
 
-        writer = self._writers.get(table)
-        if writer is None:
-            writer = pq.ParquetWriter(f"{self.table_key(table)}/part-00000.parquet", batch.schema,
-                                      filesystem=self.fs)
-            self._writers[table] = writer
-            self._pending[table] = []
-        if batch.num_rows:
-            self._pending[table].append(batch)
-            self._pending_rows[table] = self._pending_rows.get(table, 0) + batch.num_rows
-            if self._pending_rows[table] >= ROW_GROUP_ROWS:
-                self._flush(table)
-
-    def _flush(self, table: str) -> None:
-        import pyarrow as pa
-
-        pending = self._pending[table]
-        if pending:
-            self._writers[table].write_table(pa.Table.from_batches(pending), row_group_size=2 * ROW_GROUP_ROWS)
-            pending.clear()
-            self._pending_rows[table] = 0
+        return pq.ParquetWriter(f"{self.table_key(table)}/part-00000.parquet", schema, filesystem=self.fs)
 
     def write_spark(self, table: str, frame: Any) -> None:
         """Have Spark's executors write ``frame`` as ``table``'s part objects, one per partition of the frame."""
