@@ -30,6 +30,32 @@ class Engine(StrEnum):
     spark = "spark"
 
 
+class _Rows:
+    """What the scan keeps of the rows it writes: the partition and finding rows (for the summary), the batch count
+    and each segment's last batch position (for ``--since``). :meth:`sink` writes a batch and keeps its part, for
+    the rows scanned and the rows reused alike."""
+
+    def __init__(self, output: TableOutput | ObjectTableOutput, part_rows: list[dict[str, Any]] | None = None,
+                 finding_rows: list[dict[str, Any]] | None = None, batch_rows: int = 0) -> None:
+        from kafkatool.fleet import incremental as inc
+
+        self.output = output
+        self.part_rows = part_rows if part_rows is not None else []
+        self.finding_rows = finding_rows if finding_rows is not None else []
+        self.batch_rows = batch_rows
+        self.last = inc.LastPositions()
+
+    def sink(self, table: str, batch: Any) -> None:
+        self.output.append(table, batch)
+        if table == "batches":
+            self.batch_rows += batch.num_rows
+            self.last.add(batch)
+        elif table == "partitions":
+            self.part_rows.extend(batch.to_pylist())
+        elif table == "findings":
+            self.finding_rows.extend(batch.to_pylist())
+
+
 def _local(paths: list[str], output: TableOutput | ObjectTableOutput, *, jobs: int, chunk_bytes: int,
            show_progress: bool, since: str | None,
            incremental: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, int, int]:
@@ -40,32 +66,18 @@ def _local(paths: list[str], output: TableOutput | ObjectTableOutput, *, jobs: i
     plan = make_plan(paths, chunk_bytes=chunk_bytes)
     inputs = inc.fingerprint(plan)
     reuse = inc.plan_since(plan, inputs, since) if since is not None else None
-    part_rows: list[dict[str, Any]] = []
-    finding_rows: list[dict[str, Any]] = []
-    batch_rows = 0
-    last = inc.LastPositions()
-
-    def sink(table: str, batch: Any) -> None:
-        nonlocal batch_rows
-        output.append(table, batch)
-        if table == "batches":
-            batch_rows += batch.num_rows
-            last.add(batch)
-        elif table == "partitions":
-            part_rows.extend(batch.to_pylist())
-        elif table == "findings":
-            finding_rows.extend(batch.to_pylist())
+    rows = _Rows(output)
 
     scanned = reuse.plan if reuse is not None else plan
     with byte_progress(scanned.work_bytes, "scanning", enabled=show_progress) as advance:
-        run_local(scanned, sink, jobs=jobs, progress=advance)
+        run_local(scanned, rows.sink, jobs=jobs, progress=advance)
     if reuse is not None:
         for table, batch in inc.reused_rows(reuse, TABLES):
-            sink(table, batch)
+            rows.sink(table, batch)
         incremental.update({"since": since, "rescanned_partitions": reuse.rescanned,
                             "reused_partitions": len(reuse.directories)})
-    output.append(inc.MANIFEST, inc.manifest(inputs, last.by_file(plan)))
-    return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
+    output.append(inc.MANIFEST, inc.manifest(inputs, rows.last.by_file(plan)))
+    return rows.part_rows, rows.finding_rows, rows.batch_rows, len(plan.log_dirs), plan.segments
 
 
 def _spark(paths: list[str], output: TableOutput | ObjectTableOutput, *, master: str, chunk_bytes: int,
@@ -105,23 +117,16 @@ def _spark(paths: list[str], output: TableOutput | ObjectTableOutput, *, master:
     finally:
         if started:
             spark.stop()
-    last = inc.LastPositions()
+    rows = _Rows(output, part_rows, finding_rows, batch_rows)
     for batch in output.staged_batches("batches", ["log_dir", "topic", "partition", "segment", "position"]):
-        last.add(batch)
+        rows.last.add(batch)
     if reuse is not None:
         for table, batch in inc.reused_rows(reuse, TABLES):
-            output.append(table, batch)
-            if table == "batches":
-                batch_rows += batch.num_rows
-                last.add(batch)
-            elif table == "partitions":
-                part_rows.extend(batch.to_pylist())
-            elif table == "findings":
-                finding_rows.extend(batch.to_pylist())
+            rows.sink(table, batch)
         incremental.update({"since": since, "rescanned_partitions": reuse.rescanned,
                             "reused_partitions": len(reuse.directories)})
-    output.append(inc.MANIFEST, inc.manifest(inputs, last.by_file(plan)))
-    return part_rows, finding_rows, batch_rows, len(plan.log_dirs), plan.segments
+    output.append(inc.MANIFEST, inc.manifest(inputs, rows.last.by_file(plan)))
+    return rows.part_rows, rows.finding_rows, rows.batch_rows, len(plan.log_dirs), plan.segments
 
 
 def _output(out: str, paths: list[str], force: bool) -> TableOutput | ObjectTableOutput:
