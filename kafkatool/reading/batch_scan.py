@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -494,18 +494,24 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
             except DecodeError:
                 index = None
         if index is not None and index.entries:
-            cuts, cut_offset = [0], base
-            for entry in index.entries:
-                position = entry.position
-                if position >= size or position <= cuts[-1]:
-                    continue
-                if position < cuts[-1] + chunk_bytes and entry.offset - cut_offset < MAX_RANGE_ROWS:
-                    continue
-                if confirmed_boundary(buf, position):
-                    cuts.append(position)
-                    cut_offset = entry.offset
-            return cuts
+            return _index_cuts(index.entries, base, size, chunk_bytes, lambda at: confirmed_boundary(buf, at))
     return _searched_cuts(log_path, size, chunk_bytes)
+
+
+def _index_cuts(entries: Any, base: int, size: int, chunk_bytes: int, confirm: Callable[[int], bool]) -> list[int]:
+    """Cut points at ``.index`` entries at least ``chunk_bytes`` (or :data:`MAX_RANGE_ROWS` offsets) apart, each
+    kept only where ``confirm(position)`` finds a batch boundary."""
+    cuts, cut_offset = [0], base
+    for entry in entries:
+        position = entry.position
+        if position >= size or position <= cuts[-1]:
+            continue
+        if position < cuts[-1] + chunk_bytes and entry.offset - cut_offset < MAX_RANGE_ROWS:
+            continue
+        if confirm(position):
+            cuts.append(position)
+            cut_offset = entry.offset
+    return cuts
 
 
 #: Bytes read at a remote cut candidate to confirm it (its batch and the next headers must lie inside).
@@ -526,17 +532,8 @@ def _remote_split_points(log_path: Path, chunk_bytes: int) -> list[int]:
         index = offset_index.parse_offset_index(read_bytes(index_path), base)
     except DecodeError:
         return [0]
-    cuts, cut_offset = [0], base
-    for entry in index.entries:
-        position = entry.position
-        if position >= size or position <= cuts[-1]:
-            continue
-        if position < cuts[-1] + chunk_bytes and entry.offset - cut_offset < MAX_RANGE_ROWS:
-            continue
-        if confirmed_boundary(read_range(log_path, position, position + CONFIRM_WINDOW), 0):  # type: ignore[arg-type]
-            cuts.append(position)
-            cut_offset = entry.offset
-    return cuts
+    return _index_cuts(index.entries, base, size, chunk_bytes, lambda at: confirmed_boundary(
+        read_range(log_path, at, at + CONFIRM_WINDOW), 0))  # type: ignore[arg-type]
 
 
 def _searched_cuts(log_path: Path, size: int, chunk_bytes: int) -> list[int]:
