@@ -35,43 +35,58 @@ WORKLOAD_MS = 25_000
 TRUNCATION_BYTES = 1 << 20
 TRUNCATION_MS = 10_000
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
+#: A damaged batch with batches before and after it in its segment.
+MIN_BATCHES = 3
+#: Workload rounds, and the pause after each (more than the topics' segment.ms=1000).
+ROUNDS = 3
+ROLL_PAUSE_S = 1.5
 
 
 def make_base(version: str, workdir: Path, max_bytes: int = WORKLOAD_BYTES,
               max_ms: int = WORKLOAD_MS) -> tuple[Path, dict[str, str], str]:
-    """A node under the workload, stopped cleanly; its log dir, props and cluster id."""
+    """A node under the workload, stopped cleanly; its log dir, props and cluster id. The workload runs in rounds
+    with a pause longer than ``segment.ms`` between them: a fast machine otherwise writes it all into one segment
+    per partition, and there is no closed segment to damage."""
     with Cluster(version, workdir / "base", seed=7) as cluster:
         cluster.format()
         cluster.start()
         node = cluster.nodes[0]
         oracle(version, "topics", cluster.bootstrap, "1", TOPIC_CONFIGS)
-        with Workload(cluster, 7, max_bytes, max_ms, mix="plain,idem,txn,codecs") as work:
-            work.wait(timeout=max_ms / 1000 + 120)
+        for seed in range(7, 7 + ROUNDS):  # rounds apart, so segments roll (segment.ms) however fast they go
+            with Workload(cluster, seed, max_bytes // ROUNDS, max_ms // ROUNDS, mix="plain,idem,txn,codecs") as work:
+                work.wait(timeout=max_ms / 1000 + 120)
+            time.sleep(ROLL_PAUSE_S)
         node.stop()
         return node.log_dir, dict(node.props), cluster.cluster_id
 
 
 def damage(log_dir: Path, at_recovery_point: bool = False) -> str:
-    """Flip one byte inside a middle batch of the first multi-segment data partition with many batches; with
+    """Flip one byte inside a middle batch of the closed data segment with the most batches (a workload whose
+    segments roll every second may leave any one partition's first segment with only a batch or two); with
     ``at_recovery_point`` also set that partition's recovery point back to the damaged segment's base offset (the
-    segment was not flushed when the broker died), so Kafka's recovery re-reads it."""
+    segment was not flushed when the broker died), so Kafka's recovery re-reads it and every later segment."""
+    best: tuple[int, str, Path, bytes, list[tuple[int, int, int]]] | None = None
     for part in data_partitions(log_dir):
-        segs = sorted(part.glob("*.log"))
-        if len(segs) < 2 or not part.name.startswith(("txn", "plain")):
+        if not part.name.startswith(("txn", "plain")):
             continue
-        data = bytearray(segs[0].read_bytes())
-        batches = _batches(bytes(data))
-        if len(batches) < 6:
-            continue
-        pos, size, base = batches[len(batches) // 2]
-        at = pos + 61 + (size - 61) // 2
-        data[at] ^= 0xFF
-        segs[0].write_bytes(bytes(data))
-        (log_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)
-        if at_recovery_point:
-            _checkpoint_set(log_dir / RECOVERY_POINT, part.name, int(segs[0].name.split(".")[0]))
-        return f"{part.name}/{segs[0].name} byte {at} (batch at {base})"
-    raise KafkaError("no data partition with two segments and six batches")
+        for seg in sorted(part.glob("*.log"))[:-1]:  # closed segments only: the active one is always re-read
+            data = seg.read_bytes()
+            batches = _batches(data)
+            key = (len(batches), f"{part.name}/{seg.name}")
+            if best is None or key > best[:2]:
+                best = (*key, seg, data, batches)
+    if best is None or best[0] < MIN_BATCHES:
+        raise KafkaError(f"no closed data segment with {MIN_BATCHES} batches (best: {best and best[:2]})")
+    _count, name, seg, raw, batches = best
+    pos, size, base = batches[len(batches) // 2]
+    at = pos + 61 + (size - 61) // 2
+    data = bytearray(raw)
+    data[at] ^= 0xFF
+    seg.write_bytes(bytes(data))
+    (log_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)
+    if at_recovery_point:
+        _checkpoint_set(log_dir / RECOVERY_POINT, seg.parent.name, int(seg.name.split(".")[0]))
+    return f"{name} byte {at} (batch at {base})"
 
 
 def consume(topic_partitions: list[str], bootstrap: str, isolation: str) -> dict[str, list[dict[str, Any]]]:
