@@ -67,6 +67,7 @@ class Store:
     endpoint: str
     pid: int
     root: Path
+    access_log: Path | None = None
 
     @property
     def fs_options(self) -> list[str]:
@@ -77,6 +78,26 @@ class Store:
         """The AWS SDK's credential variables for it."""
         return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_DEFAULT_REGION": "us-east-1",
                 "AWS_EC2_METADATA_DISABLED": "true"}
+
+    def requests(self, key: str) -> list[str]:
+        """The operations (``s3_GetObject``, ``s3_HeadObject``...) the server logged so far on ``bucket/key``, in
+        order (its access log)."""
+        if self.access_log is None or not self.access_log.exists():
+            return []
+        out = []
+        for line in self.access_log.read_text(errors="replace").splitlines():
+            fields = line.split()
+            if len(fields) > 10 and fields[9].split("?")[0] == f"/{key}":
+                out.append(fields[7])
+        return out
+
+    def bytes_sent(self) -> int:
+        """Bytes the server process has written so far, to sockets and files (``wchar`` of ``/proc/PID/io``):
+        during reads, the bytes it served."""
+        for line in Path(f"/proc/{self.pid}/io").read_text().splitlines():
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+        raise RuntimeError("no wchar in /proc/PID/io")
 
     def filesystem(self) -> Any:
         """A pyarrow S3 file system on it (for uploads and checks)."""
@@ -111,8 +132,9 @@ def running_store(tmp: Path, buckets: tuple[str, ...] = ("kafkatool",)) -> Itera
     port = free_port()
     env = {**os.environ, "ROOT_ACCESS_KEY": ACCESS_KEY, "ROOT_SECRET_KEY": SECRET_KEY}
     log = open(tmp / "versitygw.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([str(path), "--port", f"127.0.0.1:{port}", "posix", str(root)], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    access = tmp / "versitygw-access.log"
+    proc = subprocess.Popen([str(path), "--port", f"127.0.0.1:{port}", "--access-log", str(access), "posix",
+                             str(root)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -125,7 +147,7 @@ def running_store(tmp: Path, buckets: tuple[str, ...] = ("kafkatool",)) -> Itera
                 if time.monotonic() > deadline:
                     raise RuntimeError("versitygw did not start listening within 60 s") from None
                 time.sleep(0.2)
-        store = Store(f"http://127.0.0.1:{port}", proc.pid, root)
+        store = Store(f"http://127.0.0.1:{port}", proc.pid, root, access)
         fs = store.filesystem()
         for bucket in buckets:
             fs.create_dir(bucket)
@@ -139,6 +161,24 @@ def running_store(tmp: Path, buckets: tuple[str, ...] = ("kafkatool",)) -> Itera
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
+
+
+def write_large_segment(out: Any, size: int, value_bytes: int = 64 << 10) -> int:
+    """Write to ``out`` (a binary stream) a valid segment of at least ``size`` bytes: batches of one record of
+    ``value_bytes`` each (offsets 0, 1, ...; a varied value so no two batches are alike). Returns its size."""
+    from kafkatool.schema import record_batch as rb
+
+    written, offset = 0, 0
+    filler = bytes(range(256)) * (value_bytes // 256 + 1)
+    while written < size:
+        value = offset.to_bytes(8, "big") + filler[offset % 256:offset % 256 + value_bytes - 8]
+        record = rb.Record(offset=0, timestamp=0, key=None, value=value, offset_delta=0, timestamp_delta=0)
+        batch = rb.build_records_batch([record], base_offset=offset, base_timestamp=1_700_000_000_000 + offset,
+                                       partition_leader_epoch=0)
+        out.write(batch)
+        written += len(batch)
+        offset += 1
+    return written
 
 
 #: The benchmark tree's kinds (tests/benchmarks/bench_fleet.py), fewer and smaller: a 6 MiB segment cut into ranges.

@@ -273,3 +273,54 @@ def test_report_reads_s3(store: tuple[Store, dict[str, Path]], tmp_path: Path) -
     remote = (tmp_path / "s3.html").read_text()
     assert len(remote) > 10_000 and url("corpus", "txn-clean/input") in remote
     assert abs(len(remote) - len(local)) < 0.05 * len(local)
+
+
+def test_a_large_object_is_read_in_ranges_and_streamed_in_bounded_memory(store: tuple[Store, dict[str, Path]],
+                                                                          tmp_path: Path) -> None:
+    """A 256 MiB segment in the store: a 64 MiB range of it is one GET serving 64 MiB (the server's own access
+    log and byte counters say so, not the client); ``check``, ``dump-segment`` and ``scan`` of it stream the object
+    once, in ranged GETs of ``SPILL_PIECE``, into a spill file they map like a local file, print what they print
+    on the local copy and stay under the resource bound local inputs are held to (peak RSS of the process)."""
+    from kafkatool.reading import objects
+    from tests.object_store import write_large_segment
+    from tests.test_resource_bounds import LIMIT_KB, run_measured
+
+    st, _ = store
+    part = tmp_path / "large" / "big-0"
+    part.mkdir(parents=True)
+    seg = part / "00000000000000000000.log"
+    with seg.open("wb") as out:
+        size = write_large_segment(out, 256 << 20)
+    st.upload(tmp_path / "large", f"{BUCKET}/large")
+    key = f"{BUCKET}/large/big-0/{seg.name}"
+    remote = f"s3://{key}"
+    objects.set_fs_options({"endpoint": st.endpoint, "region": "us-east-1"})
+    objects.forget_listings()
+    try:
+        before, sent = len(st.requests(key)), st.bytes_sent()
+        data = objects.read_range(objects.input_path(remote), 64 << 20, 128 << 20)  # type: ignore[arg-type]
+        served = st.bytes_sent() - sent
+        assert data == seg.read_bytes()[64 << 20:128 << 20]
+        assert st.requests(key)[before:].count("s3_GetObject") == 1
+        assert 64 << 20 <= served < (64 << 20) + (1 << 20), served
+    finally:
+        objects.set_fs_options({})
+        objects.forget_listings()
+    pieces = -(-size // objects.SPILL_PIECE)
+    fs_opts = list(st.fs_options)
+    for argv in (["check", "-f", "json"], ["dump-segment", "--verify", "-f", "json"],
+                 ["scan", "-q", "--fail-on", "never", "-f", "json", "--out"]):
+        local_args = [*argv, str(tmp_path / "out-local")] if argv[0] == "scan" else argv
+        remote_args = [*argv, str(tmp_path / "out-remote")] if argv[0] == "scan" else argv
+        before, sent = len(st.requests(key)), st.bytes_sent()
+        code_r, out_r, err_r, rss = run_measured(*fs_opts, *remote_args, url("large", "big-0"))
+        served = st.bytes_sent() - sent
+        gets = st.requests(key)[before:].count("s3_GetObject")
+        code_l, out_l, _err_l, rss_local = run_measured(*local_args, str(part))
+        assert code_r == code_l == 0, err_r
+        assert rss < LIMIT_KB, f"{argv[0]}: {rss} KiB for a {size}-byte object (local: {rss_local} KiB)"
+        # scan also reads the first and last batches alone for its --since fingerprints: a few small GETs more
+        assert pieces <= gets <= pieces + (8 if argv[0] == "scan" else 2), (argv[0], gets)
+        assert size <= served < size + (4 << 20), (argv[0], served)  # the object once, not once per read
+        if argv[0] != "scan":
+            assert out_r == out_l.replace(str(part), url("large", "big-0")), argv[0]

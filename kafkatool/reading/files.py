@@ -12,7 +12,8 @@ open regular files only, whatever a caller asks.
 
 Every function here also takes an object in an object store (an URL string or a
 :class:`~kafkatool.reading.objects.ObjectPath`, see :mod:`kafkatool.reading.objects`): it is read through
-:mod:`pyarrow.fs` into bytes, and an object store holds nothing to refuse.
+:mod:`pyarrow.fs` (ranged reads; a large object read whole is streamed to a spill file and mapped, never held
+in memory), and an object store holds nothing to refuse.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from typing import Any
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, Severity
 from kafkatool.reading.context import current_limits, evidence_root
-from kafkatool.reading.objects import ObjectPath, input_path, is_remote, object_size, read_object, read_range
+from kafkatool.reading.objects import (
+    ObjectPath,
+    input_path,
+    is_remote,
+    mapped_object,
+    object_size,
+    read_object,
+    read_range,
+)
 
 #: The codes of the findings a refused entry becomes.
 LINK_OUT_OF_TREE = "link-out-of-tree"
@@ -89,8 +98,9 @@ def _open_regular(name: str) -> int:
 @contextmanager
 def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
     """The whole file as a read-only buffer (an ``mmap``; ``b""`` for an empty file)."""
-    if is_remote(path):
-        yield read_object(_remote(path))  # bytes: the native walk reads them as they are
+    if is_remote(path):  # bytes of a small object, or a map of a larger one streamed to a spill file
+        with mapped_object(_remote(path)) as buf:
+            yield buf
         return
     name = str(path)
     fd = _open_regular(name)

@@ -14,7 +14,7 @@ from pathlib import Path
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect
 from kafkatool.reading.files import Refusal, survey
-from kafkatool.reading.objects import input_path
+from kafkatool.reading.objects import input_path, is_remote
 from kafkatool.schema.filenames import BOOTSTRAP_CHECKPOINT, QUORUM_STATE, FileKind, classify, parse_partition_dir
 
 SEGMENT_SUFFIX_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3, ".snapshot": 4}
@@ -70,10 +70,10 @@ def partition_files(directory: Path, refused: list[Refusal] | None = None) -> li
 
 
 def looks_like_partition_dir(directory: Path) -> bool:
-    """A directory holding segment files or partition metadata."""
+    """A directory holding segment files or partition metadata (a prefix of objects holding them, in a store)."""
     try:
-        names = os.listdir(directory)
-    except OSError:
+        names = [p.name for p in survey(directory)[0]] if is_remote(directory) else os.listdir(directory)
+    except (OSError, UnreadableInputError):
         return False
     return any(_offset_of(n) is not None or n in PARTITION_FILES for n in names)
 

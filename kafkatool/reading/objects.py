@@ -11,10 +11,17 @@ Round trips are few and bounded:
 * Listing: the first question about a directory of a tree not yet listed lists it *recursively*, once (a prefix
   listing, paginated by the store: a log dir of 10,000 partitions is a few dozen requests, not 10,000); every
   later ``is_dir``/``stat``/``iterdir`` below it is answered from that listing.
-* Reading: a small file or a whole segment is one GET (:func:`read_object`, kept in a per-process cache of at
-  most ``KAFKATOOL_OBJECT_CACHE_MIB`` MiB, 256 by default, and always the latest object, since a partition's
-  analysis reads a segment several times: memory is bounded by the cache and the largest segment); a byte range
-  of a segment is one GET of that range and a little more (:func:`read_range`).
+* Reading a byte range (:func:`read_range`) is one ranged GET of that range, never the whole object (plus the
+  HEAD with which the library opens an object, once per object and process: open objects are kept).
+* Reading a small object whole (:func:`read_object`: indexes, checkpoints, segments up to :data:`SMALL_OBJECT`)
+  is one GET, kept in a per-process cache of at most ``KAFKATOOL_OBJECT_CACHE_MIB`` MiB (256 by default).
+* A larger object read whole (:func:`mapped_object`: a segment that ``check`` or ``dump-segment`` walks) is
+  streamed, :data:`SPILL_PIECE` bytes a ranged GET and :data:`SPILL_STREAMS` GETs at a time, into an unlinked
+  temporary file (in ``KAFKATOOL_SPILL_DIR``, else the system's temporary directory), which is then memory-mapped
+  read-only like a local file: the readers release its pages as they go, so a 1 GiB object is never held in
+  memory, and memory stays bounded as for local files. The spill files of a process are kept (a partition's
+  analysis reads a segment several times) up to ``KAFKATOOL_SPILL_MIB`` MiB of disk (4096 by default; the
+  latest always), and vanish when the process ends, however it ends.
 
 Credentials are the libraries' own (environment variables, profiles, instance roles: the AWS SDK's chain for S3,
 Google's application default credentials for GCS, Azure's default credential, the Hadoop client's for HDFS); the
@@ -25,12 +32,15 @@ is refused by ``reading.files.survey``. Nothing here writes.
 
 from __future__ import annotations
 
+import mmap
 import os
 import stat as stat_mod
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -293,11 +303,17 @@ _DIR = ObjectInfo(0, 0.0, True)
 
 
 def forget_listings() -> None:
-    """Drop every cached listing and object (a new scan of a tree that may have changed)."""
+    """Drop every cached listing, object, open object and spill file (a new scan of a tree that may have
+    changed)."""
     _LISTED.clear()
     _RECURSIVE.clear()
     _INFO.clear()
     _OBJECTS.clear()
+    with _LOCK:
+        while _HANDLES:
+            _close(_HANDLES.popitem()[1])
+        while _SPILLS:
+            _close(_SPILLS.popitem()[1].file)
 
 
 def _covered(path: ObjectPath) -> bool:
@@ -381,70 +397,190 @@ def children(path: ObjectPath) -> list[ObjectPath]:
 
 # ---- reading bytes ----
 
+#: Objects up to this size are read whole into memory by one GET when a reader wants all their bytes.
+SMALL_OBJECT = 8 << 20
+#: A larger object is streamed into a spill file in ranged GETs of this size...
+SPILL_PIECE = 8 << 20
+#: ... this many at a time (so at most ``SPILL_PIECE * SPILL_STREAMS`` bytes of it are in memory at once).
+SPILL_STREAMS = 4
+#: Open objects kept per process (opening one costs the library a HEAD request).
+OPEN_OBJECTS = 16
+
 _OBJECTS: OrderedDict[str, bytes] = OrderedDict()
+_HANDLES: OrderedDict[tuple[int, str], Any] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True)
+class _Spill:
+    """An object streamed into an unlinked temporary file (``file``, ``size`` bytes)."""
+
+    file: Any
+    size: int
+
+
+_SPILLS: OrderedDict[str, _Spill] = OrderedDict()
+
+
+def _budget(name: str, default_mib: int) -> int:
+    try:
+        return max(0, int(os.environ.get(name, str(default_mib)))) << 20
+    except ValueError:
+        return default_mib << 20
 
 
 def _cache_budget() -> int:
-    try:
-        return max(0, int(os.environ.get("KAFKATOOL_OBJECT_CACHE_MIB", "256"))) << 20
-    except ValueError:
-        return 256 << 20
+    return _budget("KAFKATOOL_OBJECT_CACHE_MIB", 256)
+
+
+def _close(handle: Any) -> None:
+    with suppress(Exception):
+        handle.close()
 
 
 def _open(path: ObjectPath) -> Any:
-    fs, key = filesystem(path)
+    """The object open for ranged reads (kept open, a few per process: each open is a HEAD request)."""
+    key = (os.getpid(), str(path))
+    with _LOCK:
+        handle = _HANDLES.get(key)
+        if handle is not None:
+            _HANDLES.move_to_end(key)
+            return handle
+    fs, name = filesystem(path)
     try:
-        return fs.open_input_file(key)
+        handle = fs.open_input_file(name)
     except Exception as err:
         raise _failure(path, err) from None
+    with _LOCK:
+        _HANDLES[key] = handle
+        while len(_HANDLES) > OPEN_OBJECTS:
+            _close(_HANDLES.popitem(last=False)[1])
+    return handle
 
 
-def read_object(path: ObjectPath, limit: int | None = None) -> bytes:
-    """The object's bytes (at most ``limit``): one GET. Whole objects are kept in a small per-process cache."""
-    text = str(path)
-    cached = _OBJECTS.get(text)
-    if cached is not None:
-        _OBJECTS.move_to_end(text)
-        return cached if limit is None else cached[:limit]
-    i = info(path)
-    if i is None:
-        raise UnreadableInputError(text, "no such object")
-    if i.is_dir:
-        raise UnreadableInputError(text, "is a directory")
-    with _open(path) as f:
-        try:
-            data = f.read_at(i.st_size if limit is None else min(limit, i.st_size), 0) if i.st_size else b""
-        except Exception as err:
-            raise _failure(path, err) from None
-    data = bytes(data)
-    if limit is None:  # the latest whole object is always kept (a partition's analysis re-reads its segments)
-        _OBJECTS[text] = data
-        while len(_OBJECTS) > 1 and sum(len(v) for v in _OBJECTS.values()) > _cache_budget():
-            _OBJECTS.popitem(last=False)
-    return data
-
-
-def read_range(path: ObjectPath, start: int, stop: int) -> bytes:
-    """Bytes ``[start, stop)`` of the object (cut at its end): one ranged GET (or the cached whole object)."""
-    cached = _OBJECTS.get(str(path))
-    if cached is not None:
-        return cached[start:stop]
-    size = object_size(path)
-    stop = min(stop, size)
-    if stop <= start:
-        return b""
-    with _open(path) as f:
-        try:
-            return bytes(f.read_at(stop - start, start))
-        except Exception as err:
-            raise _failure(path, err) from None
-
-
-def object_size(path: ObjectPath) -> int:
-    """The object's size in bytes (``UnreadableInputError`` when it is not there)."""
+def _whole_object_size(path: ObjectPath) -> int:
     i = info(path)
     if i is None:
         raise UnreadableInputError(str(path), "no such object")
     if i.is_dir:
         raise UnreadableInputError(str(path), "is a directory")
     return i.st_size
+
+
+def _read_at(path: ObjectPath, start: int, length: int) -> bytes:
+    """``length`` bytes at ``start`` of the object: one ranged GET."""
+    try:
+        return bytes(_open(path).read_at(length, start))
+    except UnreadableInputError:
+        raise
+    except Exception as err:
+        raise _failure(path, err) from None
+
+
+def read_object(path: ObjectPath, limit: int | None = None) -> bytes:
+    """The object's bytes (at most ``limit``): one GET (or from the object's spill file). Whole objects are kept
+    in a small per-process cache."""
+    text = str(path)
+    cached = _OBJECTS.get(text)
+    if cached is not None:
+        _OBJECTS.move_to_end(text)
+        return cached if limit is None else cached[:limit]
+    size = _whole_object_size(path)
+    spill = _SPILLS.get(text)
+    if spill is not None:
+        return os.pread(spill.file.fileno(), size if limit is None else min(limit, size), 0)
+    data = _read_at(path, 0, size if limit is None else min(limit, size)) if size else b""
+    if limit is None:  # the latest whole object is always kept (a partition's analysis re-reads its files)
+        _OBJECTS[text] = data
+        while len(_OBJECTS) > 1 and sum(len(v) for v in _OBJECTS.values()) > _cache_budget():
+            _OBJECTS.popitem(last=False)
+    return data
+
+
+def _spill(path: ObjectPath, size: int) -> _Spill:
+    """The object streamed into an unlinked temporary file (kept for later reads of the same object)."""
+    text = str(path)
+    with _LOCK:
+        found = _SPILLS.get(text)
+        if found is not None:
+            _SPILLS.move_to_end(text)
+            return found
+    tmp = tempfile.TemporaryFile(  # noqa: SIM115 - kept open as the spill, closed when evicted
+        prefix="kafkatool-object-", dir=os.environ.get("KAFKATOOL_SPILL_DIR") or None)
+    fd = tmp.fileno()
+
+    def piece(at: int) -> None:
+        want = min(SPILL_PIECE, size - at)
+        data = _open(path).read_at(want, at)
+        if len(data) != want:
+            raise UnreadableInputError(text, f"the object ended at byte {at + len(data)} while read (it was "
+                                             f"{size} bytes when listed: changed while read?)")
+        view = memoryview(data)
+        done = 0
+        while done < want:
+            done += os.pwrite(fd, view[done:], at + done)
+
+    try:
+        with ThreadPoolExecutor(SPILL_STREAMS) as pool:
+            list(pool.map(piece, range(0, size, SPILL_PIECE)))
+    except UnreadableInputError:
+        tmp.close()
+        raise
+    except OSError as err:
+        tmp.close()
+        if err.filename is None and err.errno is not None:  # the spill file's own failure (a full disk)
+            raise UnreadableInputError(text, f"cannot stream it to a temporary file ({err.strerror}; "
+                                             "KAFKATOOL_SPILL_DIR names another place)") from None
+        raise _failure(path, err) from None
+    except Exception as err:
+        tmp.close()
+        raise _failure(path, err) from None
+    spill = _Spill(tmp, size)
+    with _LOCK:
+        _SPILLS[text] = spill
+        budget = _budget("KAFKATOOL_SPILL_MIB", 4096)
+        while len(_SPILLS) > 1 and sum(s.size for s in _SPILLS.values()) > budget:
+            _close(_SPILLS.popitem(last=False)[1].file)
+    return spill
+
+
+@contextmanager
+def mapped_object(path: ObjectPath) -> Iterator[bytes | mmap.mmap]:
+    """All the object's bytes as a read-only buffer: ``bytes`` for a small object (one GET), otherwise a
+    read-only map of the object streamed into a spill file (:func:`_spill`), whose pages the readers release
+    as they go, as they do a local file's."""
+    size = _whole_object_size(path)
+    if size <= SMALL_OBJECT or str(path) in _OBJECTS:
+        yield read_object(path)
+        return
+    spill = _spill(path, size)
+    try:
+        mm = mmap.mmap(spill.file.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as err:
+        raise UnreadableInputError(str(path), f"cannot map its spill file: {err}") from None
+    try:
+        yield mm
+    finally:
+        with suppress(BufferError):  # views handed out may still be alive: the map goes with them
+            mm.close()
+
+
+def read_range(path: ObjectPath, start: int, stop: int) -> bytes:
+    """Bytes ``[start, stop)`` of the object (cut at its end): one ranged GET (or from the object when it is
+    already here, cached or spilled)."""
+    text = str(path)
+    cached = _OBJECTS.get(text)
+    if cached is not None:
+        return cached[start:stop]
+    size = object_size(path)
+    stop = min(stop, size)
+    if stop <= start:
+        return b""
+    spill = _SPILLS.get(text)
+    if spill is not None:
+        return os.pread(spill.file.fileno(), stop - start, start)
+    return _read_at(path, start, stop - start)
+
+
+def object_size(path: ObjectPath) -> int:
+    """The object's size in bytes (``UnreadableInputError`` when it is not there)."""
+    return _whole_object_size(path)
