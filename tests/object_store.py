@@ -218,7 +218,172 @@ def uploaded_store(tmp: Path) -> Iterator[tuple[Store, dict[str, Path]]]:
                     os.environ[k] = v
 
 
+# ---- Google Cloud Storage and Azure Blob Storage: real emulators, each a server process on 127.0.0.1 ----
+
+GCS_VERSION = "v1.56.1"
+GCS_MODULE = "github.com/fsouza/fake-gcs-server"
+AZURITE_VERSION = "3.37.0"
+#: Azurite's well-known development account and key (public: Azure's documentation for the emulator gives them).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def _cache_root() -> Path:
+    return cache_dir().parent
+
+
+def gcs_binary() -> Path:
+    """fake-gcs-server's binary (built or not)."""
+    return _cache_root() / f"fake-gcs-server-{GCS_VERSION}" / "fake-gcs-server"
+
+
+def azurite_script() -> Path:
+    """Azurite's blob service entry point (installed or not)."""
+    return (_cache_root() / f"azurite-{AZURITE_VERSION}" / "node_modules" / "azurite" / "dist" / "src" / "blob" /
+            "main.js")
+
+
+def build_gcs() -> Path:
+    """``go install`` fake-gcs-server (a Google Cloud Storage emulator, BSD-2) unless it is already built."""
+    target = gcs_binary()
+    if target.exists():
+        return target
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
+    if go is None:
+        raise RuntimeError("go is not installed: fake-gcs-server is built from the Go module proxy with go install")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GOBIN": str(target.parent), "GOFLAGS": "-mod=mod"}
+    subprocess.run(["nice", go, "install", f"{GCS_MODULE}@{GCS_VERSION}"], env=env, check=True, timeout=1800)
+    return target
+
+
+def build_azurite() -> Path:
+    """``npm install`` Azurite (Microsoft's Azure Storage emulator, MIT) unless it is already installed."""
+    target = azurite_script()
+    if target.exists():
+        return target
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not installed: Azurite comes from the npm registry")
+    prefix = target.parents[5]
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix),
+                    f"azurite@{AZURITE_VERSION}"], check=True, timeout=1800, stdout=subprocess.DEVNULL)
+    return target
+
+
+@dataclass
+class Emulator:
+    """A running GCS or Azure emulator: the URL scheme it serves, how to reach it and its process."""
+
+    scheme: str
+    endpoint: str
+    pid: int
+    options: dict[str, str]
+
+    @property
+    def fs_options(self) -> list[str]:
+        """The ``--fs-option`` pairs that reach it."""
+        return [x for k, v in self.options.items() for x in ("--fs-option", f"{k}={v}")]
+
+    def url(self, bucket: str, key: str = "") -> str:
+        """The URL of ``key`` in ``bucket`` (a container for Azure, named in the Hadoop form)."""
+        top = f"{bucket}@{AZURITE_ACCOUNT}.dfs.core.windows.net" if self.scheme == "abfs" else bucket
+        return f"{self.scheme}://{top}" + (f"/{key}" if key else "")
+
+    def filesystem(self) -> Any:
+        """A pyarrow file system on it (for uploads)."""
+        import pyarrow.fs as pafs
+
+        host = self.endpoint.split("://", 1)[1]
+        if self.scheme == "gs":
+            return pafs.GcsFileSystem(anonymous=True, scheme="http", endpoint_override=host, project_id="kafkatool")
+        return pafs.AzureFileSystem(account_name=AZURITE_ACCOUNT, account_key=AZURITE_KEY,
+                                    blob_storage_authority=host, dfs_storage_authority=host,
+                                    blob_storage_scheme="http", dfs_storage_scheme="http")
+
+    def upload(self, local: Path, bucket_key: str) -> None:
+        """Copy the tree ``local`` to ``bucket/key`` (regular files only), a few objects at a time."""
+        upload_tree(self.filesystem(), local, bucket_key)
+
+
+def upload_tree(fs: Any, local: Path, bucket_key: str) -> None:
+    """Copy the tree ``local`` into the pyarrow file system ``fs`` at ``bucket/key`` (symbolic links, FIFOs and
+    devices left out), a few objects at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = [Path(root) / name for root, _dirs, names in os.walk(local) for name in names]
+    files = [f for f in files if not f.is_symlink() and f.is_file()]
+
+    def put(src: Path) -> None:
+        with fs.open_output_stream(f"{bucket_key}/{src.relative_to(local).as_posix()}") as out:
+            out.write(src.read_bytes())
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, files))
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path, name: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start listening within 60 s") from None
+            time.sleep(0.2)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@contextmanager
+def running_emulator(scheme: str, tmp: Path, buckets: tuple[str, ...] = (BUCKET,)) -> Iterator[Emulator]:
+    """fake-gcs-server (``gs``) or Azurite (``abfs``) on 127.0.0.1 over ``tmp``, ``buckets`` made; stopped (its
+    process group) on the way out, also after a failure."""
+    port = free_port()
+    data = tmp / f"{scheme}-data"
+    data.mkdir(parents=True, exist_ok=True)
+    endpoint = f"http://127.0.0.1:{port}"
+    if scheme == "gs":
+        argv = [str(build_gcs()), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port), "-backend",
+                "filesystem", "-filesystem-root", str(data), "-public-host", f"127.0.0.1:{port}", "-external-url",
+                endpoint, "-log-level", "warn"]
+        options = {"endpoint": endpoint, "anonymous": "true"}
+    elif scheme == "abfs":
+        node = shutil.which("node") or "node"
+        argv = [node, str(build_azurite()), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location",
+                str(data), "--skipApiVersionCheck", "--loose", "--silent"]
+        options = {"endpoint": endpoint}
+    else:
+        raise ValueError(scheme)
+    log_path = tmp / f"{scheme}-server.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=data)
+    try:
+        _wait_listening(proc, port, log_path, argv[0])
+        emu = Emulator(scheme, endpoint, proc.pid, options)
+        fs = emu.filesystem()
+        for bucket in buckets:
+            fs.create_dir(bucket)
+        yield emu
+    finally:
+        _stop(proc)
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["build"]:
         sys.exit("usage: python -m tests.object_store build")
     print(build())
+    print(build_gcs())
+    print(build_azurite())

@@ -24,10 +24,12 @@ Round trips are few and bounded:
   latest always), and vanish when the process ends, however it ends.
 
 Credentials are the libraries' own (environment variables, profiles, instance roles: the AWS SDK's chain for S3,
-Google's application default credentials for GCS, Azure's default credential, the Hadoop client's for HDFS); the
-``--fs-option KEY=VALUE`` pairs (:func:`set_fs_options`) are handed to the file system's constructor (``endpoint``,
-``region``, ``anonymous``, ``scheme``, ...). Object stores have no symbolic links, FIFOs or devices: nothing there
-is refused by ``reading.files.survey``. Nothing here writes.
+Google's application default credentials for GCS, Azure's default credential or ``AZURE_STORAGE_KEY`` for Azure,
+the Hadoop client's for HDFS); the ``--fs-option KEY=VALUE`` pairs (:func:`set_fs_options`) are handed to the file
+system's constructor (``endpoint``, ``region``, ``anonymous``, ``scheme``, ``account_key``...; ``endpoint`` is
+mapped to each library's own name for it). Object stores have no symbolic links, FIFOs or devices: nothing there
+is refused by ``reading.files.survey``. Nothing here writes to an object store; the only files made are the
+unlinked spill files, on this machine.
 """
 
 from __future__ import annotations
@@ -271,9 +273,7 @@ def _make_filesystem(scheme: str, authority: str, options: Mapping[str, str]) ->
         if scheme in ("gs", "gcs"):
             return pafs.GcsFileSystem(**kwargs)
         if scheme in ("abfs", "abfss"):
-            host = authority.split("@", 1)[1] if "@" in authority else ""
-            kwargs.setdefault("account_name", host.split(".", 1)[0])
-            return pafs.AzureFileSystem(**kwargs)
+            return pafs.AzureFileSystem(**_azure_options(authority, kwargs))
         if scheme in ("hdfs", "viewfs"):
             host, _, port = authority.partition(":")
             return pafs.HadoopFileSystem(host or "default", int(port or 0), **kwargs)
@@ -282,6 +282,26 @@ def _make_filesystem(scheme: str, authority: str, options: Mapping[str, str]) ->
     except (OSError, ValueError, ImportError) as err:
         raise UsageError(f"cannot reach {scheme}://{authority}: {err}") from None
     raise UsageError(f"{scheme}:// is not a known object store (s3, gs, abfs, hdfs, file)")
+
+
+def _azure_options(authority: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``AzureFileSystem``'s arguments for ``abfs://container@account.dfs.core.windows.net``: the account from the
+    host (unless ``account_name`` is given), ``endpoint`` as both the blob and the DFS service's authority and
+    scheme (an emulator, a private endpoint), and the account key from ``account_key`` or, like Azure's own
+    tools, ``AZURE_STORAGE_KEY`` (else Azure's default credential chain)."""
+    out = dict(kwargs)
+    host = authority.split("@", 1)[1] if "@" in authority else ""
+    if host and "account_name" not in out:
+        out["account_name"] = host.split(".", 1)[0]
+    endpoint = out.pop("endpoint_override", None)
+    if endpoint is not None:
+        scheme = out.pop("scheme", "https")
+        for service in ("blob", "dfs"):
+            out.setdefault(f"{service}_storage_authority", endpoint)
+            out.setdefault(f"{service}_storage_scheme", scheme)
+    if "account_key" not in out and "sas_token" not in out and os.environ.get("AZURE_STORAGE_KEY"):
+        out["account_key"] = os.environ["AZURE_STORAGE_KEY"]
+    return out
 
 
 def _failure(path: ObjectPath, err: Exception) -> UnreadableInputError:
