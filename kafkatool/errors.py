@@ -41,6 +41,10 @@ class UnreadableInputError(KafkatoolError):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        """Pickled as its two arguments (raised in a worker process, it reaches the parent whole)."""
+        return type(self), (self.path, self.reason)
+
 
 class DecodeError(KafkatoolError):
     """Bytes that do not decode as the format says.

@@ -401,8 +401,22 @@ def info(path: ObjectPath) -> ObjectInfo | None:
     except Exception as err:
         raise _failure(path, err) from None
     found = None if entry.type == pafs.FileType.NotFound else _info_of(entry)
+    if found is None and path.scheme in ("abfs", "abfss") and _has_children(fs, key):
+        found = _DIR
     _INFO[text] = found
     return found
+
+
+def _has_children(fs: Any, key: str) -> bool:
+    """Whether a prefix holds objects. Asked of Azure only: on an account without a hierarchical namespace,
+    pyarrow 26's ``AzureFileSystem.get_file_info`` finds no directory ``d`` when a sibling ``d-x/...`` sorts
+    before ``d/...`` (``-`` before ``/``), as ``data`` and ``data-node2`` do; a listing of ``d/`` finds it."""
+    import pyarrow.fs as pafs
+
+    try:
+        return bool(fs.get_file_info(pafs.FileSelector(key, recursive=False, allow_not_found=True)))
+    except Exception:
+        return False
 
 
 def children(path: ObjectPath) -> list[ObjectPath]:
