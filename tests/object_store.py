@@ -319,7 +319,7 @@ def upload_tree(fs: Any, local: Path, bucket_key: str) -> None:
         with fs.open_output_stream(f"{bucket_key}/{src.relative_to(local).as_posix()}") as out:
             out.write(src.read_bytes())
 
-    with ThreadPoolExecutor(8) as pool:
+    with ThreadPoolExecutor(16) as pool:
         list(pool.map(put, files))
 
 
@@ -338,10 +338,11 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path, name: s
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the emulator's process group, SIGKILL 3 s later (its data is thrown away anyway)."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=3)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
