@@ -1,5 +1,7 @@
 """Man pages: clean for groff (``-ww`` warns about every questionable request) and shipped in the wheel under
-``share/man/man1``, so ``man kafkatool-dump-segment`` works after ``pip install`` (issue 20)."""
+``share/man/man1`` (section 1, the commands) and ``share/man/man7`` (kafkatool(7): architecture, native core,
+hostile input; issue 35), so ``man kafkatool-dump-segment`` and ``man 7 kafkatool`` work after ``pip install``
+(issue 20)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = sorted(p.name for p in (REPO / "man").glob("*.1"))
+PAGES = sorted(p.name for p in (REPO / "man").glob("*.[17]"))
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -30,8 +32,8 @@ def test_the_wheel_installs_every_man_page(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     (wheel,) = tmp_path.glob("kafkatool-*.whl")
     with zipfile.ZipFile(wheel) as z:
-        shipped = {Path(n).name for n in z.namelist() if "/data/share/man/man1/" in n}
-    assert shipped == set(PAGES)
+        shipped = {n.split("/data/share/man/", 1)[1] for n in z.namelist() if "/data/share/man/" in n}
+    assert shipped == {f"man{page[-1]}/{page}" for page in PAGES}
 
 
 def test_salvage_page_documents_every_option_of_its_help() -> None:

@@ -537,7 +537,7 @@ def test_absent_jars_skip_or_fail_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_
 
 
 def test_record_type_table() -> None:
-    """The README's table builds from the jars present and names the newest record types."""
+    """The record-type table (``tests/kafka/README.md``) builds from the jars present and names the newest types."""
     if missing_jars(VERSIONS[-1]):
         pytest.skip("the newest release's jars are not fetched")
     table = record_type_table()

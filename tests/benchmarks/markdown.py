@@ -1,7 +1,8 @@
-"""The speed suite's JSON as the README's Markdown tables: ``python -m tests.benchmarks.markdown [RESULTS.json]``.
+"""The speed suite's JSON as ``tests/benchmarks/README.md``'s Markdown tables: ``python -m tests.benchmarks.markdown
+[RESULTS.json]``.
 
-So the README's figures are copied from a run, never typed: the scan, deep-decode, command, whole-process and
-peak-RSS tables and the targets, in the order the README's Speed section shows them.
+So the published figures are copied from a run, never typed: the scan, deep-decode, command, whole-process and
+peak-RSS tables and the targets, in the order ``tests/benchmarks/README.md`` shows them.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def headline(res: dict[str, Any]) -> list[str]:
 
 
 def tables(res: dict[str, Any]) -> list[str]:
-    """The README's tables for one results file, as lines."""
+    """``tests/benchmarks/README.md``'s tables for one results file, as lines."""
     out: list[str] = headline(res)
     for name, scan in res["scan"].items():
         out += ["", f"`{name}` segment ({scan['bytes'] / 1e6:.0f} MB, {scan['batches']} batches):", "",

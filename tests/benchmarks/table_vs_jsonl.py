@@ -1,12 +1,12 @@
 """dump-segment's default table against native jsonl, whole processes: ``python -m tests.benchmarks.table_vs_jsonl
 [--work DIR] [--repeat N]``.
 
-Writes the two segments of the README's figures with ``inputs.write_segment`` (64 MiB of one-record batches with
-100-byte values, 256 MiB of 15-record batches with 1000-byte values; kept in ``--work`` between runs), then runs
-``kafkatool dump-segment SEG`` and ``kafkatool dump-segment -f jsonl SEG`` in turn, ``--repeat`` times each, output
-to a file, and prints for each the best wall-clock and the best CPU time (user + system of the child) and the
-table's ratio to jsonl in both. On a shared, loaded machine the CPU ratio is the steadier one. Not collected by
-pytest.
+Writes the two segments of ``tests/benchmarks/README.md``'s figures with ``inputs.write_segment`` (64 MiB of
+one-record batches with 100-byte values, 256 MiB of 15-record batches with 1000-byte values; kept in ``--work``
+between runs), then runs ``kafkatool dump-segment SEG`` and ``kafkatool dump-segment -f jsonl SEG`` in turn,
+``--repeat`` times each, output to a file, and prints for each the best wall-clock and the best CPU time (user +
+system of the child) and the table's ratio to jsonl in both. On a shared, loaded machine the CPU ratio is the
+steadier one. Not collected by pytest.
 """
 
 from __future__ import annotations
