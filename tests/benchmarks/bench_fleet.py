@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkatool.fleet.local import run_local
-from kafkatool.fleet.plan import make_plan
+from kafkatool.fleet.plan import DEFAULT_CHUNK_BYTES, make_plan
 from kafkatool.model import TopicPartition
 from kafkatool.schema import checkpoint, clean_shutdown, meta_properties
 from kafkatool.writing.atomic import write_tree
@@ -55,6 +55,9 @@ SHAPES: dict[str, dict[str, int]] = {
     "tiny": {"records": 1, "value": 100, "batches": 7000, "segment": 1 << 20, "partitions": 68},
     "huge": {"records": 15, "value": 1000, "batches": 6200, "segment": 128 << 20, "partitions": 2},
 }
+
+# Large partitions: one ~96 MiB segment of 16 KiB batches each (Kafka's default segment is 1 GiB).
+LARGE: dict[str, dict[str, int]] = {"huge": {**SHAPES["huge"], "partitions": 4}}
 
 
 def _template(spec: dict[str, int], shape: str) -> tuple[dict[str, bytes], PartitionWriter]:
@@ -121,9 +124,9 @@ def _timed(fn: Callable[[], Any], repeat: int) -> list[float]:
     return times
 
 
-def _scan_local(tree: Path, out_root: Path, jobs: int) -> None:
+def _scan_local(tree: Path, out_root: Path, jobs: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> None:
     out = Path(tempfile.mkdtemp(dir=out_root)) / "out"
-    plan = make_plan([str(tree)])
+    plan = make_plan([str(tree)], chunk_bytes=chunk_bytes)
     with TableOutput(out, [tree]) as output:
         run_local(plan, output.append, jobs=jobs)
         output.commit()
@@ -254,6 +257,16 @@ def measure(work: Path, repeat: int, master: str = "local[2]", spark: bool = Tru
     results["single"] = _stats(_timed(lambda: _scan_local(tree, out_root, 1), repeat), size, list(_CPU))
     results["local"] = _stats(_timed(lambda: _scan_local(tree, out_root, cpus), repeat), size, list(_CPU))
     results["local_floor_s"] = statistics.median(_timed(lambda: _scan_local(empty_tree(work), out_root, cpus), repeat))
+    # The per-byte rate apart from the per-partition cost: a few partitions of one large segment each, one process,
+    # with the scan's default cut into 64 MiB ranges (the segment is walked by its ranges and by its partition's
+    # analysis) and uncut (one walk).
+    large = generate(work / "large", LARGE)
+    large_size = make_plan([str(large)]).total_bytes
+    _scan_local(large, out_root, 1)
+    results["large_bytes"] = large_size
+    results["large_single"] = _stats(_timed(lambda: _scan_local(large, out_root, 1), repeat), large_size, list(_CPU))
+    results["large_single_uncut"] = _stats(_timed(lambda: _scan_local(large, out_root, 1, 1 << 62), repeat),
+                                           large_size, list(_CPU))
     if spark:
         from kafkatool.fleet.spark import session
 
@@ -310,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"local: {results['local_gb_per_s_per_core']:.3f} GB/s per core ({results['cpus']} cores, wall); "
           f"single: {results['single_gb_per_cpu_s']:.3f} GB per CPU second (target >= 1); "
           f"load {results['load']} -> {results['load_after']}")
+    for name in ("large_single", "large_single_uncut"):
+        r = results[name]
+        print(f"{name}: {r['median_s']:.2f} s, {r['gb_per_cpu_s']:.3f} GB per CPU second "
+              f"({results['large_bytes'] / 1e6:.0f} MB in {len(LARGE) * LARGE['huge']['partitions']} partitions)")
     if "spark" in results:
         print(f"spark session start {results['spark_session_start_s']:.1f} s, first scan in it "
               f"{results['spark_first_run_s']:.1f} s; spark / local = {results['spark_over_local']:.2f}x "
