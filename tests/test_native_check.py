@@ -116,6 +116,36 @@ def test_every_partition_checks_alike_by_small_windows(monkeypatch: pytest.Monke
     assert windows > 50  # segments of several windows did run
 
 
+def test_kept_header_columns_equal_a_fresh_gather(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``header_columns`` hands a segment's kept columns out again (read-only, the same arrays) and they equal a
+    gather from the file made afresh; the kept bytes stay within the budget however many segments are asked."""
+    import numpy as np
+
+    from kafkatool.reading import entry_columns as ec
+
+    monkeypatch.setattr(ec, "COLUMNS_CACHE_BYTES", 1 << 16)
+    ec.forget_columns()
+    kept = 0
+    for directory in _partitions():
+        part = _read(directory)
+        for seg in part.segments if part is not None else []:
+            first = ec.header_columns(seg.entries)
+            if first is None:
+                continue
+            again = ec.header_columns(seg.entries)
+            assert again is not None and again is not first
+            assert ec._cached_bytes[0] <= ec.COLUMNS_CACHE_BYTES
+            if all(again[k] is first[k] for k in first):
+                kept += 1
+                assert not any(a.flags.writeable for a in again.values())
+            fresh = ec._header_columns(seg.entries)  # type: ignore[arg-type]
+            assert fresh is not None and fresh.keys() == again.keys()
+            for name, values in fresh.items():
+                assert np.array_equal(values, again[name]), (seg.log_file, name)
+    ec.forget_columns()
+    assert ec._cached_bytes[0] == 0 and kept > 100
+
+
 def _check_json(path: Path, monkeypatch: pytest.MonkeyPatch, native_on: bool) -> tuple[int, str]:
     from typer.testing import CliRunner
 
