@@ -24,6 +24,8 @@ from kafkatool.engine.verify import (
     check_offset_index,
     check_time_index,
     log_columns,
+    offset_index_clean,
+    time_index_clean,
 )
 from kafkatool.model import PartitionData, RecordBatch
 from kafkatool.schema import native
@@ -51,6 +53,9 @@ def _read(directory: Path) -> PartitionData | None:
         return read_partition(directory, directory.name)
     except KafkatoolError:
         return None
+
+
+decided = {True: 0, False: 0}  # the index checks the columns passed whole / left to the per-entry loop
 
 
 def _compare(part: PartitionData) -> int:
@@ -81,22 +86,37 @@ def _compare(part: PartitionData) -> int:
             live = _live_entries(seg.index, (seg.base_offset, 0))
             args = (seg.index_file, live, seg.base_offset)
             sizes = (seg.valid_bytes, seg.index_size - 8 * seg.index.zero_tail)
-            assert check_offset_index(*args, seg.entries, *sizes) == check_offset_index(*args, objects, *sizes)
+            loop = check_offset_index(*args, objects, *sizes)
+            assert check_offset_index(*args, seg.entries, *sizes) == loop
+            # the columns' verdict on the per-entry rules is the loop's (an undecided False leaves it to the loop)
+            per_entry = [d for d in loop if d.code not in ("index-size", "index-sanity")]
+            clean = offset_index_clean(live, seg.entries, seg.valid_bytes)
+            assert not (clean and per_entry), seg.index_file
+            decided[clean] += 1
         if seg.time_index is not None and seg.time_index_file:
             live = _live_entries(seg.time_index, (0, seg.base_offset))
             args = (seg.time_index_file, live, seg.base_offset)
             size = seg.time_index_size - 12 * seg.time_index.zero_tail
-            assert check_time_index(*args, seg.entries, size) == check_time_index(*args, objects, size)
+            loop = check_time_index(*args, objects, size)
+            assert check_time_index(*args, seg.entries, size) == loop
+            per_entry = [d for d in loop if d.code not in ("index-size", "index-sanity")]
+            clean = time_index_clean(live, seg.entries)
+            assert not (clean and per_entry), seg.time_index_file
+            decided[clean] += 1
     return taken
 
 
 def test_every_partition_checks_alike_over_columns() -> None:
+    """Also the differential test of ``verify.offset_index_clean`` / ``time_index_clean`` (the index rules over
+    columns) against the per-entry loop of ``check_offset_index`` / ``check_time_index``."""
+    decided.update({True: 0, False: 0})
     taken = 0
     for directory in _partitions():
         part = _read(directory)
         if part is not None:
             taken += _compare(part)
     assert taken > 100  # the columns did run
+    assert decided[True] > 100 and decided[False] > 0  # both ways of deciding the index rules ran
 
 
 def test_every_partition_checks_alike_by_small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,6 +134,36 @@ def test_every_partition_checks_alike_by_small_windows(monkeypatch: pytest.Monke
             _compare(part)
             windows += sum(len(list(verify.log_windows(s.entries))) > 1 for s in part.segments if s.log_file)
     assert windows > 50  # segments of several windows did run
+
+
+def test_kept_header_columns_equal_a_fresh_gather(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``header_columns`` hands a segment's kept columns out again (read-only, the same arrays) and they equal a
+    gather from the file made afresh; the kept bytes stay within the budget however many segments are asked."""
+    import numpy as np
+
+    from kafkatool.reading import entry_columns as ec
+
+    monkeypatch.setattr(ec, "COLUMNS_CACHE_BYTES", 1 << 16)
+    ec.forget_columns()
+    kept = 0
+    for directory in _partitions():
+        part = _read(directory)
+        for seg in part.segments if part is not None else []:
+            first = ec.header_columns(seg.entries)
+            if first is None:
+                continue
+            again = ec.header_columns(seg.entries)
+            assert again is not None and again is not first
+            assert ec._cached_bytes[0] <= ec.COLUMNS_CACHE_BYTES
+            if all(again[k] is first[k] for k in first):
+                kept += 1
+                assert not any(a.flags.writeable for a in again.values())
+            fresh = ec._header_columns(seg.entries)  # type: ignore[arg-type]
+            assert fresh is not None and fresh.keys() == again.keys()
+            for name, values in fresh.items():
+                assert np.array_equal(values, again[name]), (seg.log_file, name)
+    ec.forget_columns()
+    assert ec._cached_bytes[0] == 0 and kept > 100
 
 
 def _check_json(path: Path, monkeypatch: pytest.MonkeyPatch, native_on: bool) -> tuple[int, str]:

@@ -24,6 +24,7 @@ object path's, as above.
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,10 +155,48 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     return True
 
 
+COLUMNS_CACHE_BYTES = 64 << 20
+"""The most bytes of header columns :func:`header_columns` keeps for the segments it answered last (a partition's
+analysis asks for each segment's columns four times: its checks, the producer replay, its batch rows and sums)."""
+_cache: OrderedDict[int, tuple[SegmentEntries, dict[str, np.ndarray], int]] = OrderedDict()
+_cached_bytes = [0]
+
+
 def header_columns(entries: Sequence[LogEntry]) -> dict[str, np.ndarray] | None:
-    """The entries' header columns (see the module notes), or ``None`` for the object path."""
+    """The entries' header columns (see the module notes), or ``None`` for the object path.
+
+    The columns of the last segments asked for (:data:`COLUMNS_CACHE_BYTES`) are kept, read-only, and handed out
+    again (a new dict over the same arrays) while the same entries object is alive: the file is gathered once."""
     if not isinstance(entries, SegmentEntries):
         return None
+    hit = _cache.get(id(entries))
+    if hit is not None and hit[0] is entries:
+        _cache.move_to_end(id(entries))
+        return dict(hit[1])
+    cols = _header_columns(entries)
+    if cols is not None:
+        size = sum(a.nbytes for a in cols.values())
+        if size <= COLUMNS_CACHE_BYTES // 4:
+            for a in cols.values():
+                a.flags.writeable = False
+            old = _cache.pop(id(entries), None)
+            if old is not None:
+                _cached_bytes[0] -= old[2]
+            _cache[id(entries)] = (entries, cols, size)
+            _cached_bytes[0] += size
+            while _cached_bytes[0] > COLUMNS_CACHE_BYTES:
+                _cached_bytes[0] -= _cache.popitem(last=False)[1][2]
+            return dict(cols)
+    return cols
+
+
+def forget_columns() -> None:
+    """Drop the kept header columns (a unit of work is done: its segments' entries can go)."""
+    _cache.clear()
+    _cached_bytes[0] = 0
+
+
+def _header_columns(entries: SegmentEntries) -> dict[str, np.ndarray] | None:
     lo, hi = entries._lo, entries._hi
     if hi - lo > MAX_COLUMN_ROWS:
         return None

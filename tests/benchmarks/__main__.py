@@ -197,6 +197,17 @@ def headline(res: dict[str, Any]) -> list[dict[str, Any]]:
         "GB/s", "bench_fleet: the scan's process pool writing the four Parquet tables" if fleet else "--fleet")
     add("fleet scan, Spark / local (time, same cores)", fleet.get("spark_over_local") if fleet else None, 1.3, "x",
         "bench_fleet: Spark local[2], session warmed" if fleet else "--fleet", higher=False)
+    add("fleet scan, one process, GB per CPU second", fleet.get("single_gb_per_cpu_s") if fleet else None, 1.0,
+        "GB/s", "bench_fleet: the per-core rate as CPU time gives it (the load of a shared machine left out)"
+        if fleet else "--fleet")
+    cluster = fleet.get("cluster") if fleet else None
+    for n in (1, 2):
+        add(f"fleet scan, standalone cluster of {n} one-core worker(s) / local engine on {n} core(s) (time)",
+            cluster[f"cluster_{n}_over_local"] if cluster else None, 1.3, "x",
+            "bench_fleet --cluster: separate driver, session warmed" if cluster else "--fleet --cluster",
+            higher=False)
+    add("fleet scan, standalone cluster, 2 workers' speed-up over 1", cluster["cluster_scaling_1_to_2"]
+        if cluster else None, 1.6, "x", "bench_fleet --cluster" if cluster else "--fleet --cluster")
     for name, info in res.get("rss_1gib", {}).items():
         add(f"peak RSS, {gib} input: {name}", info["max_rss_mb"], 150, "MB", "fresh process, VmHWM", higher=False)
     if "help" in res:
@@ -302,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-version", default=None, help="the fetched Kafka to run (default: the newest)")
     parser.add_argument("--fleet", action="store_true", help="add the fleet scan (bench_fleet: local and Spark)")
     parser.add_argument("--no-spark", action="store_true", help="with --fleet: the local engine only")
+    parser.add_argument("--cluster", action="store_true",
+                        help="with --fleet: also a Spark standalone cluster of 1 and 2 one-core workers")
     parser.add_argument("--cli-runs", type=int, default=None,
                         help="runs per whole-process figure, kafkatool's and Kafka's (default max(3, repeat/2))")
     parser.add_argument("--no-rss-commands", action="store_true",
@@ -407,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         from tests.benchmarks import bench_fleet
 
         print("fleet scan ...", file=sys.stderr)
-        res["fleet"] = bench_fleet.measure(work / "fleet", max(3, repeat // 2), spark=not args.no_spark)
+        res["fleet"] = bench_fleet.measure(work / "fleet", max(3, repeat // 2), spark=not args.no_spark,
+                                           cluster=args.cluster)
     res["headline"] = headline(res)
     res["targets"] = targets(res)
     print_report(res)
