@@ -62,9 +62,11 @@ from tests.kafka.experiments import Outcome
 
 DAMAGES: tuple[str, ...] = ("flip-below", "flip-above", "torn-below", "torn-above", "segment-deleted",
                             "topic-deleted", "unclean")
-#: A short workload (in rounds a segment.ms apart: every partition has closed segments to damage).
+#: A short workload (in rounds a segment.ms apart: every partition has closed segments to damage); each round ends
+#: at its third of the bytes, or its third of the time, which counts from before the producers start (a loaded
+#: machine took over 3 s to set up transactional producers, and a round wrote nothing).
 WORKLOAD_BYTES = 1 << 20
-WORKLOAD_MS = 9_000
+WORKLOAD_MS = 30_000
 #: The base broker keeps a deleted topic's ``-delete`` directories for an hour (LogManager.deleteLogs).
 BASE_PROPS = {"log.segment.delete.delay.ms": "3600000", "file.delete.delay.ms": "3600000"}
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
