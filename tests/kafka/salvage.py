@@ -68,7 +68,7 @@ DAMAGES: tuple[str, ...] = ("flip-below", "flip-above", "torn-below", "torn-abov
 WORKLOAD_BYTES = 1 << 20
 WORKLOAD_MS = 30_000
 #: The base broker keeps a deleted topic's ``-delete`` directories for an hour (LogManager.deleteLogs).
-BASE_PROPS = {"log.segment.delete.delay.ms": "3600000", "file.delete.delay.ms": "3600000"}
+BASE_PROPS = {"log.segment.delete.delay.ms": "3600000"}
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 PAGE = 4096
 #: The topics whose partitions may be damaged (transactions, idempotent and plain producers, every codec).
