@@ -27,7 +27,9 @@ the same timestamp, key, value and headers, read_uncommitted, and hides the abor
 (``served``, ``committed``); ``kafkatool simulate-restart`` on the repaired dir predicts no loss
 (``restart_no_loss``). A topic deleted in the metadata is not served by any broker whatever its log dir holds
 (``ReplicaManager`` marks its partitions stray), so ``topic-deleted`` re-produces them with ``--produce-to`` into a
-new topic on the same broker and finds each record there once, in order, unchanged (``reproduced``). Where Kafka's
+new topic on the same broker and finds each record there once, in order, unchanged (``reproduced``), and checks
+that the broker renamed the restored partitions ``-stray`` as ``man kafkatool-salvage`` says
+(``deleted_topic_stray``). Where Kafka's
 recovery is what cuts (the single-node kinds), a second broker is started on the unrepaired copy beside it and
 kafkatool's account of Kafka's recovery is compared with what that broker serves (``kafka_log_end``).
 
@@ -326,6 +328,10 @@ def run_single(version: str, seed: int, workdir: Path, kind: str, outcome: Outco
         served["committed"] = consume(names, nodes["salvage"].bootstrap, "read_committed")
         if deleted is not None:
             _check_reproduced(outcome, version, nodes["salvage"], copy, deleted, damaged, rows)
+            # as man/kafkatool-salvage.1 says: the metadata log records the delete, the broker marks them stray
+            stray = sorted(d.name.split(".")[0] for d in nodes["salvage"].log_dir.iterdir()
+                           if d.name.startswith(f"{deleted}-") and d.name.endswith("-stray"))
+            outcome.check("deleted_topic_stray", damaged, stray)
     finally:
         for node in nodes.values():
             node.kill()
