@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.kafka import versions
-from tests.kafka.salvage import DAMAGES, rotation, run
+from tests.kafka.salvage import DAMAGES, rotation, run, served_mismatches
 
 SEED = 3300
 
@@ -48,3 +48,29 @@ def test_a_broker_serves_every_salvaged_record(kafka_version: str, tmp_path: Pat
             failed.append(f"{kind} (seed {seed + i}, rotation {turn}): {outcome.detail['damage']}\n    "
                           + "\n    ".join(outcome.disagreements[:8]))
     assert not failed, "\n".join(failed)
+
+
+def test_the_served_check_finds_every_kind_of_difference() -> None:
+    """The comparison the experiments rely on (no broker): a changed value, a missing offset, a record served that
+    salvage did not export, and an aborted record visible to read_committed are each reported."""
+    import base64
+
+    def row(offset: int, value: bytes, state: str = "none") -> dict:
+        return {"topic": "t", "partition": 0, "offset": offset, "timestamp": 5, "key": None,
+                "value": base64.b64encode(value).decode(), "headers": [], "transaction_state": state}
+
+    def served(*recs: tuple[int, bytes]) -> dict:
+        return {"t-0": {"records": [{"offset": o, "timestamp": 5, "key": None, "value": v, "headers": []}
+                                    for o, v in recs]}}
+
+    rows = [row(0, b"a"), row(1, b"b", "aborted"), row(2, b"c", "committed")]
+    good = served((0, b"a"), (1, b"b"), (2, b"c"))
+    assert served_mismatches(rows, good, served((0, b"a"), (2, b"c"))) == []
+    changed = served_mismatches(rows, served((0, b"a"), (1, b"b"), (2, b"X")), served((0, b"a"), (2, b"c")))
+    missing = served_mismatches(rows, served((0, b"a"), (2, b"c")), served((0, b"a"), (2, b"c")))
+    extra = served_mismatches(rows, served((0, b"a"), (1, b"b"), (2, b"c"), (3, b"d")), served((0, b"a"), (2, b"c")))
+    visible = served_mismatches(rows, good, good)
+    hidden = served_mismatches(rows, good, served((0, b"a")))
+    assert [len(x) for x in (changed, missing, extra, visible, hidden)] == [1, 1, 1, 1, 1]
+    assert "offset 2" in changed[0] and "offset 1" in missing[0] and "not export" in extra[0]
+    assert "aborted but visible" in visible[0] and "committed but hidden" in hidden[0]
