@@ -36,7 +36,9 @@ kafkatool's account of Kafka's recovery is compared with what that broker serves
 Per experiment ``detail["counts"]`` holds, for the damaged partitions: the records Kafka's recovery keeps and the
 records salvage keeps, from the account (``account_kafka``, ``account_salvage``) and from what the brokers serve
 (``served_kafka``: the broker on the unrepaired copy, or the healed cluster's new leader for ``unclean``;
-``served_salvage``). :func:`summary` tabulates them per damage kind:
+``served_salvage``). :func:`summary` tabulates them per damage kind. With ``KAFKATOOL_SAVE_CASES=1`` a
+single-node experiment that disagreed (``always``: any) is saved under ``fixtures/oracle/salvage-*`` and replayed
+without a broker by ``tests/test_oracle_salvage_cases.py``.
 
     python -m tests.kafka.campaign --kinds salvage --versions all --experiments 7 --seed 3300 --json s.json
     python -m tests.kafka.salvage s.json          # the per-kind table of records kept
@@ -60,7 +62,7 @@ from typing import Any
 from tests.kafka import salvage_live
 from tests.kafka.broker import Cluster, KafkaError, Node, Workload, oracle
 from tests.kafka.crash import RESTART_PROPS, TOPIC_CONFIGS, _batches, _checkpoint_set, data_partitions
-from tests.kafka.experiments import Outcome
+from tests.kafka.experiments import Outcome, save_case
 
 DAMAGES: tuple[str, ...] = ("flip-below", "flip-above", "torn-below", "torn-above", "segment-deleted",
                             "topic-deleted", "unclean")
@@ -358,6 +360,25 @@ def run_single(version: str, seed: int, workdir: Path, kind: str, outcome: Outco
     }
     if deleted is not None:  # Kafka's recovery deletes a -delete directory: nothing of the topic is served
         outcome.detail["counts"]["served_kafka"] = 0
+    wanted = os.environ.get("KAFKATOOL_SAVE_CASES")
+    if deleted is None and (wanted == "always" or (wanted == "1" and not outcome.agree)):
+        outcome.case = save_salvage_case(outcome, copy, damaged, served).name
+
+
+def save_salvage_case(outcome: Outcome, copy: Path, damaged: list[str],
+                      served: dict[str, dict[str, dict[str, Any]]]) -> Path:
+    """The damaged copy (its damaged partitions and log-dir files) and what the brokers did with it: where the
+    broker on the unrepaired copy ended each partition, and the offsets the broker on the repaired copy served
+    read_uncommitted and read_committed (replayed by ``tests/test_oracle_salvage_cases.py``)."""
+    expected = {
+        "kind": "salvage", "kafkaVersion": outcome.version, "seed": outcome.seed,
+        "damage": outcome.detail["damage"], "damaged": damaged,
+        "kafka_log_end": {n: served["kafka"][n]["end"] for n in damaged},
+        "served": {n: [r["offset"] for r in served["salvage"][n]["records"]] for n in damaged},
+        "served_committed": {n: [r["offset"] for r in served["committed"][n]["records"]] for n in damaged},
+    }
+    name = f"salvage-{outcome.version}-{outcome.seed}-{outcome.detail['kind']}"
+    return save_case(name, copy, expected, partitions=damaged)
 
 
 def _check_reproduced(outcome: Outcome, version: str, node: Node, copy: Path, topic: str, damaged: list[str],
