@@ -3,10 +3,11 @@ replayed without a broker.
 
 Each case holds the damaged partitions of a real broker's log dir (with the log dir's checkpoints) and what real
 brokers of that version did: where the broker started on the unrepaired copy ended each partition (Kafka's own
-recovery), and the offsets the broker started on the salvaged copy served, read_uncommitted and read_committed.
-``kafkatool salvage`` on the same input must account Kafka's recovery as the broker did, export exactly the
-records the broker served (aborted ones exactly those read_committed hid), and write a repaired dir on which
-``simulate-restart`` predicts no loss.
+recovery), and the offsets the broker started on the salvaged copy served, read_uncommitted and read_committed,
+with its last stable offset. ``kafkatool salvage`` on the same input must account Kafka's recovery as the broker
+did, export exactly the records the broker served (those read_committed hid: aborted or open ones, and every one
+from the last stable offset on), and write a repaired dir on which ``simulate-restart`` predicts no loss and that
+last stable offset.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.kafka.experiments import load_case, materialize, saved_cases
-from tests.kafka.salvage import restart_loss
+from tests.kafka.salvage import restart_view
 
 CASES = saved_cases("salvage")
 
@@ -38,11 +39,16 @@ def test_salvage_keeps_what_the_broker_served(case: Path, tmp_path: Path) -> Non
                           check=False)
     assert proc.returncode == 1, proc.stderr  # damage was found, and the output written
     parts = {p["partition"]: p for p in json.loads(proc.stdout)["partitions"]}
+    lost, lso = restart_view(out)
     rows = [json.loads(line) for line in export.read_text().splitlines()]
     for name in expected["damaged"]:
         assert parts[name]["kafka"]["log_end_offset"] == expected["kafka_log_end"][name], name
         mine = [r for r in rows if f"{r['topic']}-{r['partition']}" == name]
         assert [r["offset"] for r in mine] == expected["served"][name], name
         hidden = set(expected["served"][name]) - set(expected["served_committed"][name])
-        assert {r["offset"] for r in mine if r["transaction_state"] in ("aborted", "open")} == hidden, name
-    assert restart_loss(out) == {}
+        stable = expected.get("last_stable_offset", {}).get(name)
+        if stable is not None:
+            assert lso[name] == stable, name
+        assert {r["offset"] for r in mine if r["transaction_state"] in ("aborted", "open")
+                or (stable is not None and r["offset"] >= stable)} == hidden, name
+    assert lost == {}

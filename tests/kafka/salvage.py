@@ -18,20 +18,22 @@ Each seed picks one damage kind, :data:`DAMAGES` in turn (``seed % 7``), and pla
   ``log.segment.delete.delay.ms``, set to an hour here so the window outlasts the experiment);
 * ``unclean``: three brokers and a dedicated controller; follower A killed, then follower B, then the leader L of
   one partition; A started alone is elected uncleanly and takes a few records (``acks=1``) in its new epoch, then
-  is killed too: L's and A's copies of the partition diverge. Salvaged with ``--replica ID=DIR`` for the three
-  copies and ``--leader A`` (the leader the controller elected last).
+  is killed too: L's and A's copies of the partition diverge. Salvaged with A's copy as the input (so its epoch
+  cache decides, as the leader the controller elected last, and its ``meta.properties`` is kept) and
+  ``--replica ID=DIR`` for L's and B's.
 
 Checked end to end: a broker of the same version started on the repaired dir (for ``unclean``: broker A with the
 controller, A's log dir replaced by the repaired one) serves every salvaged record at its original offset with
 the same timestamp, key, value and headers, read_uncommitted, and hides the aborted ones from read_committed
-(``served``, ``committed``); ``kafkatool simulate-restart`` on the repaired dir predicts no loss
-(``restart_no_loss``). A topic deleted in the metadata is not served by any broker whatever its log dir holds
-(``ReplicaManager`` marks its partitions stray), so ``topic-deleted`` re-produces them with ``--produce-to`` into a
-new topic on the same broker and finds each record there once, in order, unchanged (``reproduced``), and checks
-that the broker renamed the restored partitions ``-stray`` as ``man kafkatool-salvage`` says
-(``deleted_topic_stray``). Where Kafka's
-recovery is what cuts (the single-node kinds), a second broker is started on the unrepaired copy beside it and
-kafkatool's account of Kafka's recovery is compared with what that broker serves (``kafka_log_end``).
+(``served``); ``kafkatool simulate-restart`` on the repaired dir predicts no loss (``restart_no_loss``) and the
+last stable offset the broker answers read_committed consumers with (``last_stable_offset``: a transaction whose
+marker was damaged stays open in the repaired log, and Kafka's LSO stops there). A topic deleted in the metadata
+is not served by any broker whatever its log dir holds (``ReplicaManager`` marks its partitions stray), so
+``topic-deleted`` re-produces them with ``--produce-to`` into a new topic on the same broker and finds each record
+there once, in order, unchanged (``reproduced``), and checks that the broker renamed the restored partitions
+``-stray`` as ``man kafkatool-salvage`` says (``deleted_topic_stray``). Where Kafka's recovery is what cuts (the
+single-node kinds), a second broker is started on the unrepaired copy beside it and kafkatool's account of
+Kafka's recovery is compared with what that broker serves (``kafka_log_end``).
 
 Per experiment ``detail["counts"]`` holds, for the damaged partitions: the records Kafka's recovery keeps and the
 records salvage keeps, from the account (``account_kafka``, ``account_salvage``) and from what the brokers serve
@@ -203,16 +205,24 @@ def salvage(inputs: list[str], out: Path, export: Path) -> tuple[dict[str, Any],
     return json.loads(proc.stdout), [json.loads(line) for line in export.read_text().splitlines()]
 
 
-def restart_loss(log_dir: Path) -> dict[str, int]:
-    """``simulate-restart`` on a repaired dir: records and batches it predicts lost per partition (none wanted)."""
+def restart_view(log_dir: Path) -> tuple[dict[str, int], dict[str, int | None]]:
+    """``simulate-restart`` on a repaired dir: the records and batches it predicts lost per partition (none
+    wanted), and the last stable offset it predicts for each."""
     doc = json.loads(kafkatool("simulate-restart", "-f", "json", str(log_dir)).stdout)
-    out = {}
+    lost_by, lso = {}, {}
     for p in doc["partitions"]:
+        name = p.get("directory") or p.get("partition")
         loss = p.get("loss") or {}
         lost = (loss.get("records") or 0) + (loss.get("batches") or 0) + (loss.get("partial_batches") or 0)
         if lost or p.get("outcome") not in (None, "loaded"):
-            out[p.get("partition") or p.get("directory")] = lost or -1
-    return out
+            lost_by[name] = lost or -1
+        lso[name] = p.get("last_stable_offset")
+    return lost_by, lso
+
+
+def restart_loss(log_dir: Path) -> dict[str, int]:
+    """The losses ``simulate-restart`` predicts on a repaired dir, per partition (none wanted)."""
+    return restart_view(log_dir)[0]
 
 
 # --- the brokers -------------------------------------------------------------------------------------------------
@@ -261,7 +271,9 @@ def _want(r: dict[str, Any]) -> tuple[Any, ...]:
 def served_mismatches(rows: list[dict[str, Any]], uncommitted: dict[str, dict[str, Any]],
                       committed: dict[str, dict[str, Any]]) -> list[str]:
     """Each salvaged record not served at its offset unchanged, or visible/hidden to read_committed against its
-    transaction state."""
+    transaction state and the last stable offset the broker answered read_committed with (a transaction whose
+    marker was damaged stays open in the repaired log: Kafka's LSO stops at its first offset and read_committed
+    shows nothing from there on, committed or not)."""
     out: list[str] = []
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -271,13 +283,15 @@ def served_mismatches(rows: list[dict[str, Any]], uncommitted: dict[str, dict[st
             continue
         served = {r["offset"]: r for r in uncommitted[name]["records"]}
         visible = {r["offset"] for r in committed[name]["records"]}
+        lso = committed[name].get("end")
         for r in mine:
             got = served.get(r["offset"])
             if got is None or (got["timestamp"], got["key"], got["value"], got["headers"]) != _want(r):
                 out.append(f"{name} offset {r['offset']}: salvaged ts {r['timestamp']}, served "
                            f"{'nothing' if got is None else got['timestamp']}")
             state = r["transaction_state"]
-            if state in ("aborted", "committed", None, "none") and (r["offset"] in visible) == (state == "aborted"):
+            shown = state in ("committed", None, "none") and (lso is None or r["offset"] < lso)
+            if state != "open" and (r["offset"] in visible) != shown:
                 out.append(f"{name} offset {r['offset']}: {state} but "
                            f"{'visible' if r['offset'] in visible else 'hidden'} to read_committed")
         extra = sorted(set(served) - {r["offset"] for r in mine})
@@ -314,7 +328,8 @@ def run_single(version: str, seed: int, workdir: Path, kind: str, outcome: Outco
     outcome.detail.update({"damage": what, "damaged": damaged})
     account, rows = salvage([str(copy)], workdir / "repaired", workdir / "export.jsonl")
     parts = {p["partition"]: p for p in account["partitions"]}
-    outcome.check("restart_no_loss", {}, restart_loss(workdir / "repaired"))
+    lost, lso = restart_view(workdir / "repaired")
+    outcome.check("restart_no_loss", {}, lost)
     names = sorted(p for p in parts if not p.startswith("__") and p.rpartition("-")[0] != deleted)
     nodes = {"kafka": _node(version, 1, workdir / "on-damaged", props, copy),
              "salvage": _node(version, 1, workdir / "on-salvaged", props, workdir / "repaired")}
@@ -342,6 +357,8 @@ def run_single(version: str, seed: int, workdir: Path, kind: str, outcome: Outco
     outcome.check("served", [], bad[:20])
     errors = {n: d["error"] for n, d in served["salvage"].items() if d["error"]}
     outcome.check("served_whole", {}, errors)
+    outcome.check("last_stable_offset", {n: served["committed"][n]["end"] for n in names},
+                  {n: lso.get(n) for n in names})
     for name in damaged:
         if name in names:
             ours = (parts[name]["kafka"] or {}).get("log_end_offset")
@@ -376,6 +393,7 @@ def save_salvage_case(outcome: Outcome, copy: Path, damaged: list[str],
         "kafka_log_end": {n: served["kafka"][n]["end"] for n in damaged},
         "served": {n: [r["offset"] for r in served["salvage"][n]["records"]] for n in damaged},
         "served_committed": {n: [r["offset"] for r in served["committed"][n]["records"]] for n in damaged},
+        "last_stable_offset": {n: served["committed"][n]["end"] for n in damaged},
     }
     name = f"salvage-{outcome.version}-{outcome.seed}-{outcome.detail['kind']}"
     return save_case(name, copy, expected, partitions=damaged)
@@ -465,7 +483,8 @@ def run_unclean(version: str, seed: int, workdir: Path, outcome: Outcome) -> Non
                                "damaged": [partition], "leader": leader, "new_leader": a})
         inputs = [str(copies[a])] + [arg for i in (leader, b) for arg in ("--replica", f"{i}={copies[i]}")]
         account, rows = salvage(inputs, workdir / "repaired", workdir / "export.jsonl")
-        outcome.check("restart_no_loss", {}, restart_loss(workdir / "repaired"))
+        lost, lso = restart_view(workdir / "repaired")
+        outcome.check("restart_no_loss", {}, lost)
         parts = {p["partition"]: p for p in account["partitions"]}
         names = sorted(p for p in parts if not p.startswith("__"))
         # A restarted on the repaired dir (the controller elects it, the only replica alive): every record served.
@@ -490,6 +509,7 @@ def run_unclean(version: str, seed: int, workdir: Path, outcome: Outcome) -> Non
     kept = [r for r in rows if f"{r['topic']}-{r['partition']}" in names]
     outcome.check("served", [], served_mismatches(kept, uncommitted, committed)[:20])
     outcome.check("served_whole", {}, {n: d["error"] for n, d in uncommitted.items() if d["error"]})
+    outcome.check("last_stable_offset", {n: committed[n]["end"] for n in names}, {n: lso.get(n) for n in names})
     p = parts[partition]
     outcome.check("kafka_log_end", kafka_served["end"], (p["kafka"] or {}).get("log_end_offset"), where=partition)
     outcome.detail["counts"] = {"exported": sum(f"{r['topic']}-{r['partition']}" == partition for r in rows),

@@ -60,8 +60,8 @@ def test_the_served_check_finds_every_kind_of_difference() -> None:
                 "value": base64.b64encode(value).decode(), "headers": [], "transaction_state": state}
 
     def served(*recs: tuple[int, bytes]) -> dict:
-        return {"t-0": {"records": [{"offset": o, "timestamp": 5, "key": None, "value": v, "headers": []}
-                                    for o, v in recs]}}
+        return {"t-0": {"end": None, "records": [{"offset": o, "timestamp": 5, "key": None, "value": v,
+                                                  "headers": []} for o, v in recs]}}
 
     rows = [row(0, b"a"), row(1, b"b", "aborted"), row(2, b"c", "committed")]
     good = served((0, b"a"), (1, b"b"), (2, b"c"))
@@ -74,3 +74,6 @@ def test_the_served_check_finds_every_kind_of_difference() -> None:
     assert [len(x) for x in (changed, missing, extra, visible, hidden)] == [1, 1, 1, 1, 1]
     assert "offset 2" in changed[0] and "offset 1" in missing[0] and "not export" in extra[0]
     assert "aborted but visible" in visible[0] and "committed but hidden" in hidden[0]
+    stable = served((0, b"a"))
+    stable["t-0"]["end"] = 1  # an open transaction at offset 1 holds the last stable offset: offset 2 is hidden
+    assert served_mismatches(rows, good, stable) == []
