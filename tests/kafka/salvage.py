@@ -326,6 +326,16 @@ def run_single(version: str, seed: int, workdir: Path, kind: str, outcome: Outco
         what = f"topic-deleted: {deleted} deleted and the broker killed: {', '.join(dirs)}"
         damaged = [d.split(".")[0] for d in dirs]
     outcome.detail.update({"damage": what, "damaged": damaged})
+    check_copy(version, workdir, copy, props, damaged, deleted, outcome)
+
+
+def check_copy(version: str, workdir: Path, copy: Path, props: dict[str, str], damaged: list[str],
+               deleted: str | None, outcome: Outcome) -> None:
+    """Salvage ``copy`` into ``workdir/repaired``; brokers on it and on ``copy`` side by side; every check. Also
+    re-runs the checks on a kept work dir (``python -m tests.kafka.salvage recheck``)."""
+    for d in ("repaired", "on-damaged", "on-salvaged"):  # a kept run's own results
+        shutil.rmtree(workdir / d, ignore_errors=True)
+    (workdir / "export.jsonl").unlink(missing_ok=True)
     account, rows = salvage([str(copy)], workdir / "repaired", workdir / "export.jsonl")
     parts = {p["partition"]: p for p in account["partitions"]}
     lost, lso = restart_view(workdir / "repaired")
@@ -571,9 +581,21 @@ def summary(experiments: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def recheck(version: str, seed: int, kind: str, kept: Path, damaged: list[str]) -> Outcome:
+    """The checks again on a work dir the campaign kept (``--keep``): its ``damaged`` copy, brokers of
+    ``version`` started afresh; with ``KAFKATOOL_SAVE_CASES`` the case is saved as a live run saves it."""
+    outcome = Outcome(version, "salvage", seed)
+    outcome.detail.update({"kind": kind, "damage": f"{kind}: kept run {kept.name}", "damaged": damaged})
+    check_copy(version, kept, kept / "damaged", {**BASE_PROPS}, damaged, None, outcome)
+    return outcome
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 2:  # python -m tests.kafka.salvage campaign.json: the per-kind table
         print(summary(json.loads(Path(sys.argv[1]).read_text())["experiments"]))
+    elif sys.argv[1] == "recheck":  # python -m tests.kafka.salvage recheck VERSION SEED KIND KEPT_DIR PARTITION...
+        result = recheck(sys.argv[2], int(sys.argv[3]), sys.argv[4], Path(sys.argv[5]), sys.argv[6:])
+        print(json.dumps(result.to_json(), indent=1, default=str)[:6000])
     else:  # python -m tests.kafka.salvage VERSION SEED [KIND] [KEEP_DIR]
         import tempfile
         with tempfile.TemporaryDirectory(prefix="kafkatool-salvage-") as tmp:
