@@ -52,3 +52,34 @@ def test_salvage_keeps_what_the_broker_served(case: Path, tmp_path: Path) -> Non
         assert {r["offset"] for r in mine if r["transaction_state"] in ("aborted", "open")
                 or (stable is not None and r["offset"] >= stable)} == hidden, name
     assert lost == {}
+
+
+REPLICA_CASES = saved_cases("salvage-replicas")
+
+
+def test_replica_cases_are_saved() -> None:
+    assert REPLICA_CASES, "no salvage-replicas case under fixtures/oracle"
+
+
+@pytest.mark.parametrize("case", REPLICA_CASES, ids=lambda c: c.name)
+def test_salvage_of_diverged_replicas_keeps_the_new_leaders_lineage(case: Path, tmp_path: Path) -> None:
+    """Diverged replicas after an unclean election (the new leader's copy the input, the old leader's a
+    ``--replica``): the repaired log ends where the healed cluster's new leader ended, its epochs rise as the new
+    leader's epoch cache says (a log where they fall left the broker with an empty epoch cache), and the old
+    leader's older-epoch suffix is named, not written."""
+    expected = load_case(case)
+    inputs = materialize(case, tmp_path / "input")
+    new, old, name = expected["new_leader"], expected["old_leader"], expected["partition"]
+    out = tmp_path / "repaired"
+    proc = subprocess.run([sys.executable, "-m", "kafkatool", "salvage", "-f", "json", "-p", name, "--out", str(out),
+                           str(inputs / f"broker{new}"), "--replica", f"{old}={inputs / f'broker{old}'}"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 1, proc.stderr  # conflicts were found, and the output written
+    (part,) = json.loads(proc.stdout)["partitions"]
+    assert part["salvage"]["log_end_offset"] == expected["kafka_log_end"]
+    assert part["conflicts"] and any("below epoch" in r["reason"] for r in part["rejected"])
+    epochs = [list(map(int, line.split())) for line in (out / name / "leader-epoch-checkpoint").read_text()
+              .splitlines()[2:]]
+    assert epochs == expected["new_leader_epochs"]
+    lost, _lso = restart_view(out)
+    assert lost == {}
