@@ -293,6 +293,7 @@ def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
         rejected += rej
     cache, preferred, cache_from = _reference(copies, leader)
     selection = select(candidates, infos, cache, preferred)
+    rejected += selection.rejected
     del candidates
     conflicts, duplicates, covered = _classify(sources, selection)
     states, _ = transaction_states(selection.chosen)

@@ -168,7 +168,31 @@ def select(candidates: list[Candidate], sources: list[SourceInfo], cache: list[L
         insort(starts, c.base_offset)
         by_start[c.base_offset] = c
     how = "final leader's epoch cache" if cache else "highest leader epoch (no epoch cache)"
-    return Selection([by_start[s] for s in starts], [], overlaps, how)
+    chosen, off_lineage = rising_epochs([by_start[s] for s in starts])
+    return Selection(chosen, off_lineage, overlaps, how)
+
+
+def rising_epochs(chosen: list[Candidate]) -> tuple[list[Candidate], list[Rejected]]:
+    """The chosen batches (in offset order) whose leader epoch never falls below an earlier one's, and the others.
+
+    A Kafka log's epochs only rise along its offsets: ``LeaderEpochFileCache.assign`` of a lower epoch at a later
+    offset truncates the later entries, and a broker loading such a log is left with an epoch cache that no longer
+    describes it (its consumers' offset validation stalls; seen live after an unclean election, the old leader's
+    epoch-0 suffix placed after the new leader's epoch-2 batches). A copy's batches past the final leader's log
+    with an older epoch are the diverged suffix a follower would truncate: left out, and named."""
+    kept: list[Candidate] = []
+    left: list[Rejected] = []
+    top, top_at = -1, -1
+    for c in chosen:
+        if 0 <= c.epoch < top:
+            left.append(Rejected(c.source, c.position, c.base_offset, c.last_offset,
+                                 f"leader epoch {c.epoch} below epoch {top} of the batch at offset {top_at} before "
+                                 f"it: off the final leader's lineage (a log's epochs only rise)"))
+            continue
+        if c.epoch > top:
+            top, top_at = c.epoch, c.base_offset
+        kept.append(c)
+    return kept, left
 
 
 def transaction_states(chosen: list[Candidate]) -> tuple[list[str | None], ProducerStateManager]:

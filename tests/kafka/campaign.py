@@ -2,7 +2,8 @@
 
     python -m tests.kafka.campaign --versions all --experiments 40 --seed 7000 --json campaign.json
 
-Experiment ``i`` of a version is of kind ``KINDS[i % len(KINDS)]`` (decoding, crash, producers, replication) with
+Experiment ``i`` of a version is of kind ``KINDS[i % len(KINDS)]`` (decoding, crash, producers, replication,
+salvage: see :mod:`tests.kafka.salvage`, whose damage kind also follows the seed) with
 seed ``SEED + i``, so any single experiment is re-run with ``--versions V --kinds K --seed S --experiments 1``.
 It exits 1 on any disagreement (or an experiment that could not run), 0 when everything agreed. With
 ``KAFKATOOL_SAVE_CASES=1`` each disagreement is saved under ``fixtures/oracle/``.

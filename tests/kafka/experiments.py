@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "fixtures" / "oracle"
 
 #: The experiment kinds, in the order the campaign takes them.
-KINDS: tuple[str, ...] = ("decoding", "crash", "producers", "replication")
+KINDS: tuple[str, ...] = ("decoding", "crash", "producers", "replication", "salvage")
 
 
 @dataclass

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +44,21 @@ ROLL_PAUSE_S = 1.5
 
 
 def make_base(version: str, workdir: Path, max_bytes: int = WORKLOAD_BYTES,
-              max_ms: int = WORKLOAD_MS) -> tuple[Path, dict[str, str], str]:
-    """A node under the workload, stopped cleanly; its log dir, props and cluster id. The workload runs in rounds
-    with a pause longer than ``segment.ms`` between them: a fast machine otherwise writes it all into one segment
-    per partition, and there is no closed segment to damage."""
-    with Cluster(version, workdir / "base", seed=7) as cluster:
+              max_ms: int = WORKLOAD_MS, *, seed: int = 7, props: dict[str, str] | None = None,
+              finish: Callable[[Node], None] | None = None) -> tuple[Path, dict[str, str], str]:
+    """A node under the workload, stopped cleanly (or ended by ``finish``); its log dir, props and cluster id. The
+    workload runs in rounds with a pause longer than ``segment.ms`` between them: a fast machine otherwise writes
+    it all into one segment per partition, and there is no closed segment to damage."""
+    with Cluster(version, workdir / "base", seed=seed, props=props) as cluster:
         cluster.format()
         cluster.start()
         node = cluster.nodes[0]
         oracle(version, "topics", cluster.bootstrap, "1", TOPIC_CONFIGS)
-        for seed in range(7, 7 + ROUNDS):  # rounds apart, so segments roll (segment.ms) however fast they go
-            with Workload(cluster, seed, max_bytes // ROUNDS, max_ms // ROUNDS, mix="plain,idem,txn,codecs") as work:
+        for r in range(seed, seed + ROUNDS):  # rounds apart, so segments roll (segment.ms) however fast they go
+            with Workload(cluster, r, max_bytes // ROUNDS, max_ms // ROUNDS, mix="plain,idem,txn,codecs") as work:
                 work.wait(timeout=max_ms / 1000 + 120)
             time.sleep(ROLL_PAUSE_S)
-        node.stop()
+        (finish or Node.stop)(node)
         return node.log_dir, dict(node.props), cluster.cluster_id
 
 

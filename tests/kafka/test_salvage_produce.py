@@ -1,9 +1,11 @@
 """``kafkatool salvage --produce-to`` against a real broker: damaged log dirs (the committed fixtures: a CRC flip
 mid-segment, transactions committed, aborted and left open, several partitions, every codec) salvaged and
-re-produced into topics of a live Kafka 4.4.0 node; the re-produce process is frozen and killed (SIGKILL) while
-records it sent are acknowledged by the broker but not yet in its progress file, then run again. Consuming the
-targets finds every salvaged record of a committed or no transaction exactly once, in origin order, with its key,
-value, headers and CreateTime timestamp and the provenance header naming its origin.
+re-produced into topics of a live Kafka node (one release line per CI run, rotated with the UTC day as
+:func:`tests.kafka.salvage.rotation` says; every line with ``KAFKATOOL_ROTATION=all``); the re-produce process
+is frozen and killed (SIGKILL) while records it sent are acknowledged by the broker but not yet in its progress
+file, then run again. Consuming the targets finds every salvaged record of a committed or no transaction exactly
+once, in origin order, with its key, value, headers and CreateTime timestamp and the provenance header naming its
+origin.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from typing import Any
 
 import pytest
 
+from tests.kafka import versions
 from tests.kafka.broker import Cluster
 from tests.kafka.conftest import require_version
+from tests.kafka.salvage import rotation
 from tests.kafka.salvage_live import consume
 
 REPO = Path(__file__).resolve().parents[2]
-VERSION = "4.4.0"
 FIXTURES = ["crc-flip-above-recovery-point", "txn-commit-abort-hanging", "multi-partition", "codecs-clean"]
 PREFIX = "restored."
 
@@ -90,8 +93,16 @@ def _kill_with_unrecorded_acks(proc: subprocess.Popen[str], progress: Path, boot
     raise AssertionError("no moment with acknowledged records missing from the progress file")
 
 
-def test_kill_and_resume_delivers_every_salvaged_record_exactly_once(tmp_path: Path) -> None:
-    require_version(VERSION)
+def produce_versions() -> tuple[str, ...]:
+    """The release lines this run re-produces into: one, moving with the rotation, or all of them."""
+    turn = rotation()
+    chosen = versions.selected_versions()
+    return chosen if turn is None else (chosen[turn % len(chosen)],)
+
+
+@pytest.mark.parametrize("version", produce_versions())
+def test_kill_and_resume_delivers_every_salvaged_record_exactly_once(version: str, tmp_path: Path) -> None:
+    require_version(version)
     inputs = [str(REPO / "fixtures" / f) for f in FIXTURES]
     export = tmp_path / "export.jsonl"
     proc = _salvage("-f", "json", "--export", str(export), *inputs)
@@ -103,7 +114,7 @@ def test_kill_and_resume_delivers_every_salvaged_record_exactly_once(tmp_path: P
     maps = [a for t in topics for a in ("--topic-map", f"{t}={PREFIX}{t}")]
     names = [f"{PREFIX}{t}-{p}" for t, n in topics.items() for p in range(n)]
     progress = tmp_path / "progress.json"
-    with Cluster(VERSION, tmp_path / "cluster", seed=33) as cluster:
+    with Cluster(version, tmp_path / "cluster", seed=33) as cluster:
         cluster.format()
         cluster.start()
         node = cluster.nodes[0]
