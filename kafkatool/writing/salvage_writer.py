@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from kafkatool.shell import json_safe
 from kafkatool.writing.atomic import _inside, _umask, leftover_staging, replacing, write_atomic
 
 Fetch = Callable[[], bytes]
@@ -77,11 +78,13 @@ def staged_dir(out: Path) -> Iterator[StagedDir]:
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
-    """Rows as JSON lines, atomically; the rows written."""
+    """Rows as JSON lines, atomically; the rows written. Every string is escaped as all of kafkatool's JSON
+    (:func:`kafkatool.shell.json_safe`): a topic name, header key or file name holding a C1 control, a bidi
+    override or a line separator is written ``\\uXXXX``, never raw."""
     n = 0
     with replacing(path) as fh:
         for row in rows:
-            fh.write(orjson.dumps(row))
+            fh.write(json_safe(orjson.dumps(row)))
             fh.write(b"\n")
             n += 1
     return n
