@@ -21,8 +21,9 @@ a segment and deletes every later segment. Salvage keeps every batch that can be
 
 from __future__ import annotations
 
-import itertools
+from array import array
 from bisect import bisect_right, insort
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kafkatool.model import AbortedTxn, LeaderEpochEntry, OffsetIndexEntry, ProducerSnapshotEntry, TimeIndexEntry
@@ -81,11 +82,35 @@ class Rejected:
 
 @dataclass(frozen=True, slots=True)
 class Overlap:
-    """A batch of another copy that overlaps chosen batches: ``same`` when it is the very batch chosen."""
+    """A batch of another copy that overlaps chosen batches (and is not the very batch chosen)."""
 
     candidate: Candidate
     chosen: tuple[Candidate, ...]
-    same: bool
+
+
+@dataclass(slots=True)
+class Run:
+    """Consecutive trusted batches of one file: contiguous bytes ``[position, end)``, rising offsets, one leader
+    epoch and one lineage verdict, so one rank: they are chosen together unless another copy overlaps them. A
+    partition of millions of batches is a handful of runs (memory stays bounded); ``batch`` is set on a run of the
+    one batch it holds when copies overlapped (the batch-by-batch choice)."""
+
+    source: int
+    position: int
+    end: int
+    base_offset: int
+    last_offset: int
+    epoch: int
+    batches: int
+    records: int
+    lineage: bool = False
+    batch: Candidate | None = None
+
+    @classmethod
+    def single(cls, c: Candidate, lineage: bool) -> Run:
+        """The run of one batch."""
+        return cls(c.source, c.position, c.position + c.size, c.base_offset, c.last_offset, c.epoch, 1, c.records,
+                   lineage, c)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +124,11 @@ class SourceInfo:
 
 @dataclass
 class Selection:
-    """The batches chosen (in offset order), those rejected, and the overlaps between copies."""
+    """The runs chosen (in offset order), the overlaps between copies (not the duplicates: those are counted)."""
 
-    chosen: list[Candidate]
-    rejected: list[Rejected]
+    chosen: list[Run]
     overlaps: list[Overlap]
+    duplicates: int
     lineage: str
 
 
@@ -142,42 +167,81 @@ def on_lineage(cache: list[LeaderEpochEntry], epoch: int, base: int, last: int) 
     return False
 
 
-def select(candidates: list[Candidate], sources: list[SourceInfo], cache: list[LeaderEpochEntry] | None,
-           preferred_replica: int | None) -> Selection:
-    """Choose, offset by offset, one batch among the copies (see the module docstring for the order)."""
-    def rank(c: Candidate) -> tuple[int, int, int, int, int, int]:
-        info = sources[c.source]
-        lineage = 0 if cache and on_lineage(cache, c.epoch, c.base_offset, c.last_offset) else 1
-        return (lineage, -c.epoch, KIND_RANK.get(info.kind, 9), 0 if info.replica == preferred_replica else 1,
-                c.source, c.position)
+def _hits(starts: list[int], by_start: dict[int, Run], base: int, last: int) -> list[Run]:
+    """The chosen runs whose offset range meets ``[base, last]``, in offset order (chosen ranges never meet)."""
+    i = bisect_right(starts, last) - 1
+    hit: list[Run] = []
+    while i >= 0 and by_start[starts[i]].last_offset >= base:
+        hit.append(by_start[starts[i]])
+        i -= 1
+    return hit[::-1]
+
+
+def select(runs: list[Run], sources: list[SourceInfo], cache: list[LeaderEpochEntry] | None,
+           preferred_replica: int | None, expand: Callable[[Run], list[Candidate]]) -> Selection:
+    """Choose, offset by offset, one batch among the copies (see the module docstring for the order).
+
+    Runs are taken best first; a run that meets no chosen run is chosen whole. One that meets some is taken batch
+    by batch (``expand`` reads a run's batches), against the batches of the runs it meets: the outcome is that of
+    ranking every batch on its own (a run's batches share their rank and follow each other in it), in memory
+    that grows with the overlapping batches only."""
+    def rank(r: Run) -> tuple[int, int, int, int, int, int]:
+        info = sources[r.source]
+        return (0 if r.lineage else 1, -r.epoch, KIND_RANK.get(info.kind, 9),
+                0 if info.replica == preferred_replica else 1, r.source, r.position)
 
     starts: list[int] = []
-    by_start: dict[int, Candidate] = {}
+    by_start: dict[int, Run] = {}
     overlaps: list[Overlap] = []
-    for c in sorted(candidates, key=rank):
-        i = bisect_right(starts, c.last_offset) - 1
-        hit: list[Candidate] = []
-        while i >= 0 and by_start[starts[i]].last_offset >= c.base_offset:
-            hit.append(by_start[starts[i]])
-            i -= 1
-        if hit:
-            same = len(hit) == 1 and (hit[0].base_offset, hit[0].last_offset, hit[0].crc) == \
-                (c.base_offset, c.last_offset, c.crc)
-            overlaps.append(Overlap(c, tuple(reversed(hit)), same))
+    duplicates = 0
+
+    def put(r: Run) -> None:
+        insort(starts, r.base_offset)
+        by_start[r.base_offset] = r
+
+    for r in sorted(runs, key=rank):
+        hits = _hits(starts, by_start, r.base_offset, r.last_offset)
+        if not hits:
+            put(r)
             continue
-        insort(starts, c.base_offset)
-        by_start[c.base_offset] = c
+        for h in hits:
+            if h.batch is None:  # taken apart: its batches are chosen one by one
+                starts.pop(bisect_right(starts, h.base_offset) - 1)
+                del by_start[h.base_offset]
+                for c in expand(h):
+                    put(Run.single(c, h.lineage))
+        for c in expand(r):
+            hit = _hits(starts, by_start, c.base_offset, c.last_offset)
+            if not hit:
+                put(Run.single(c, r.lineage))
+                continue
+            chosen = tuple(h.batch for h in hit if h.batch is not None)
+            if len(chosen) == 1 and (chosen[0].base_offset, chosen[0].last_offset, chosen[0].crc) == \
+                    (c.base_offset, c.last_offset, c.crc):
+                duplicates += 1
+            else:
+                overlaps.append(Overlap(c, chosen))
     how = "final leader's epoch cache" if cache else "highest leader epoch (no epoch cache)"
-    return Selection([by_start[s] for s in starts], [], overlaps, how)
+    return Selection([by_start[s] for s in starts], overlaps, duplicates, how)
 
 
-def transaction_states(chosen: list[Candidate]) -> tuple[list[str | None], ProducerStateManager]:
-    """Each chosen batch's transaction state (``committed``, ``aborted``, ``open``; ``None`` outside a
-    transaction), from the markers, as ``ProducerStateManager`` pairs them; and the manager after the replay."""
-    psm = ProducerStateManager(keep_committed=True, refuse_invalid_txn=False)
-    txn_of: list[Transaction | None] = []
-    for c in chosen:
-        txn = None
+class TransactionStates:
+    """Each chosen batch's transaction state, fed in offset order: ``committed``, ``aborted``, ``open`` (``None``
+    outside a transaction), from the markers, as ``ProducerStateManager`` pairs them. A batch's state is known
+    only once its transaction ends, so each is kept as a one-byte code (:data:`STATES`) until :meth:`finish`."""
+
+    def __init__(self) -> None:
+        self.psm = ProducerStateManager(keep_committed=True, refuse_invalid_txn=False)
+        self.codes = bytearray()
+        self.txns: list[Transaction] = []
+        self._index: dict[int, int] = {}
+        self.pending = array("q")  # (batch number, transaction number) pairs, flattened
+        self.records = array("q")  # data records of each transaction
+
+    def add(self, c: Candidate) -> None:
+        """The next chosen batch."""
+        psm = self.psm
+        code = 0
         if c.producer_id >= 0:
             if c.control:
                 if c.marker != NO_MARKER:
@@ -189,38 +253,101 @@ def transaction_states(chosen: list[Candidate]) -> tuple[list[str | None], Produ
                 if c.transactional:
                     first = psm.producers[c.producer_id].current_txn_first_offset
                     txn = psm.ongoing.get(first) if first is not None else None
-        psm.map_end_offset = c.last_offset + 1
-        txn_of.append(txn)
-    states: list[str | None] = []
-    for c, txn in zip(chosen, txn_of, strict=True):
+                    if txn is not None:
+                        k = self._index.get(id(txn))
+                        if k is None:
+                            k = self._index[id(txn)] = len(self.txns)
+                            self.txns.append(txn)
+                            self.records.append(0)
+                        self.pending.extend((len(self.codes), k))
+                        self.records[k] += c.records
+                        code = 2
         if c.control:
-            states.append("marker" if c.marker != NO_MARKER else None)
-        elif txn is None:
-            states.append(None)
-        else:
-            states.append("open" if txn.aborted is None else "aborted" if txn.aborted else "committed")
-    return states, psm
+            code = 1 if c.marker != NO_MARKER else 0
+        psm.map_end_offset = c.last_offset + 1
+        self.codes.append(code)
+
+    def finish(self) -> tuple[bytearray, dict[str, int]]:
+        """The codes of every batch fed (:data:`STATES`), and the data records by state of the transactions."""
+        final = bytes(2 if t.aborted is None else 3 if t.aborted else 4 for t in self.txns)
+        for i in range(0, len(self.pending), 2):
+            self.codes[self.pending[i]] = final[self.pending[i + 1]]
+        counts = {"committed": 0, "aborted": 0, "open": 0}
+        for code, n in zip(final, self.records, strict=True):
+            counts[STATES[code] or "none"] += n
+        self.pending = array("q")
+        self._index.clear()
+        return self.codes, counts
+
+
+#: A batch's transaction state by code (``TransactionStates``): none, a marker, then the three outcomes.
+STATES: tuple[str | None, ...] = (None, "marker", "open", "aborted", "committed")
+
+
+class IndexState:
+    """One segment's offset and time indexes as ``LogSegment.append`` builds them (an offset index entry every
+    ``index.interval.bytes``, a time index entry with it, ``TimeIndex.maybeAppend`` only for a rising
+    timestamp). The planner counts the entries (a full index rolls the segment); the writer keeps them."""
+
+    __slots__ = ("index", "index_count", "interval", "keep", "last_time", "max_ts", "max_ts_offset", "since_index",
+                 "size", "time_count", "times")
+
+    def __init__(self, interval: int, keep: bool) -> None:
+        self.interval = interval
+        self.keep = keep
+        self.index: list[OffsetIndexEntry] = []
+        self.times: list[TimeIndexEntry] = []
+        self.index_count = self.time_count = self.since_index = self.size = 0
+        self.last_time = self.max_ts = self.max_ts_offset = -1
+
+    def time_entry(self) -> None:
+        """``TimeIndex.maybeAppend``: only a timestamp above the last entry's."""
+        if self.max_ts > self.last_time and self.max_ts >= 0:
+            self.last_time = self.max_ts
+            self.time_count += 1
+            if self.keep:
+                self.times.append(TimeIndexEntry(self.max_ts, self.max_ts_offset))
+
+    def add(self, size: int, last_offset: int, max_timestamp: int) -> None:
+        """The next batch of the segment."""
+        if max_timestamp > self.max_ts:
+            self.max_ts, self.max_ts_offset = max_timestamp, last_offset
+        if self.since_index > self.interval:
+            self.index_count += 1
+            if self.keep:
+                self.index.append(OffsetIndexEntry(last_offset, self.size))
+            self.time_entry()
+            self.since_index = 0
+        self.since_index += size
+        self.size += size
 
 
 @dataclass
 class SegmentPlan:
-    """One output segment: its batches (indexes into the chosen list) and rebuilt indexes."""
+    """One output segment: its offsets, its bytes as pieces of source files (``[source, start, end]``, each a
+    byte range of whole batches) and its aborted transactions; its indexes are rebuilt as it is written."""
 
     base_offset: int
-    batches: list[int] = field(default_factory=list)
-    size: int = 0
-    index: list[OffsetIndexEntry] = field(default_factory=list)
-    times: list[TimeIndexEntry] = field(default_factory=list)
+    last_offset: int = -1
+    batches: int = 0
+    pieces: list[list[int]] = field(default_factory=list)
     aborted: list[AbortedTxn] = field(default_factory=list)
-    since_index: int = 0
-    max_ts: int = -1
-    max_ts_offset: int = -1
+    indexes: IndexState | None = None
 
-    def time_entry(self) -> None:
-        """``TimeIndex.maybeAppend``: only a timestamp above the last entry's."""
-        last = self.times[-1].timestamp if self.times else -1
-        if self.max_ts > last and self.max_ts >= 0:
-            self.times.append(TimeIndexEntry(self.max_ts, self.max_ts_offset))
+    @property
+    def size(self) -> int:
+        """The segment's bytes."""
+        return sum(e - s for _, s, e in self.pieces)
+
+
+def segment_indexes(batches: Iterable[tuple[int, int, int]], interval: int) -> IndexState:
+    """A written segment's indexes from its batches' (size, last offset, max timestamp), as the planner counted
+    them (the same :class:`IndexState`)."""
+    state = IndexState(interval, keep=True)
+    for size, last, ts in batches:
+        state.add(size, last, ts)
+    state.time_entry()
+    return state
 
 
 @dataclass
@@ -234,40 +361,53 @@ class LogPlan:
     log_end_offset: int
     open_transactions: list[Transaction]
     invalid_txn: list[int]
+    gaps: list[tuple[int, int]]
 
 
-def plan_log(chosen: list[Candidate], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-             index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-             segment_index_bytes: int = DEFAULT_SEGMENT_INDEX_BYTES, empty_base: int = 0) -> LogPlan:
-    """Lay the chosen batches out as ``UnifiedLog.append`` would (see the module docstring)."""
-    max_entries = segment_index_bytes // 12  # the time index fills first (12-byte entries)
-    psm = ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)
-    epochs = LeaderEpochCache()
-    segments: list[SegmentPlan] = []
-    snapshots: dict[int, list[ProducerSnapshotEntry]] = {}
-    invalid: list[int] = []
-    seg: SegmentPlan | None = None
-    for k, c in enumerate(chosen):
-        if seg is None or (seg.batches and (seg.size > segment_bytes - c.size
+class LogPlanner:
+    """Lay the chosen batches out as ``UnifiedLog.append`` would (see the module docstring), fed in offset order:
+    what is kept per batch is a few counters, so a log of any size plans in bounded memory."""
+
+    def __init__(self, *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+                 index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+                 segment_index_bytes: int = DEFAULT_SEGMENT_INDEX_BYTES, empty_base: int = 0) -> None:
+        self.segment_bytes = segment_bytes
+        self.interval = index_interval_bytes
+        self.max_entries = segment_index_bytes // 12  # the time index fills first (12-byte entries)
+        self.empty_base = empty_base
+        self.psm = ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)
+        self.epochs = LeaderEpochCache()
+        self.segments: list[SegmentPlan] = []
+        self.snapshots: dict[int, list[ProducerSnapshotEntry]] = {}
+        self.invalid: list[int] = []
+        self.gaps: list[tuple[int, int]] = []
+        self.seg: SegmentPlan | None = None
+        self.first = -1
+        self.last = -1
+
+    def add(self, c: Candidate) -> None:
+        """The next chosen batch."""
+        seg, psm = self.seg, self.psm
+        if seg is None or (seg.batches and (seg.indexes.size > self.segment_bytes - c.size  # type: ignore[union-attr]
                                             or c.last_offset - seg.base_offset > INT_MAX
-                                            or len(seg.times) >= max_entries or len(seg.index) >= max_entries)):
+                                            or seg.indexes.time_count >= self.max_entries  # type: ignore[union-attr]
+                                            or seg.indexes.index_count >= self.max_entries)):  # type: ignore[union-attr]
             if seg is not None:
-                seg.time_entry()
+                seg.indexes.time_entry()  # type: ignore[union-attr]
                 psm.map_end_offset = c.base_offset
                 taken = psm.take_snapshot()
                 if taken is not None:
-                    snapshots[c.base_offset] = taken
-            seg = SegmentPlan(c.base_offset)
-            segments.append(seg)
+                    self.snapshots[c.base_offset] = taken
+            seg = self.seg = SegmentPlan(c.base_offset, indexes=IndexState(self.interval, keep=False))
+            self.segments.append(seg)
+        if self.last >= 0 and c.base_offset > self.last + 1:
+            self.gaps.append((self.last + 1, c.base_offset - 1))
+        if self.first < 0:
+            self.first = c.base_offset
+        self.last = c.last_offset
         if c.epoch >= 0:
-            epochs.assign(c.epoch, c.base_offset)
-        if c.max_timestamp > seg.max_ts:
-            seg.max_ts, seg.max_ts_offset = c.max_timestamp, c.last_offset
-        if seg.since_index > index_interval_bytes:
-            seg.index.append(OffsetIndexEntry(c.last_offset, seg.size))
-            seg.time_entry()
-            seg.since_index = 0
-        seg.since_index += c.size
+            self.epochs.assign(c.epoch, c.base_offset)
+        seg.indexes.add(c.size, c.last_offset, c.max_timestamp)  # type: ignore[union-attr]
         if c.producer_id >= 0:
             if c.control:
                 if c.marker != NO_MARKER:
@@ -279,28 +419,41 @@ def plan_log(chosen: list[Candidate], *, segment_bytes: int = DEFAULT_SEGMENT_BY
             else:
                 entry = psm.producers.get(c.producer_id)
                 if entry is not None and entry.current_txn_first_offset is not None and not c.transactional:
-                    invalid.append(c.base_offset)
+                    self.invalid.append(c.base_offset)
                 psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset, c.last_offset,
                                 c.max_timestamp, c.transactional)
         psm.map_end_offset = c.last_offset + 1
-        seg.batches.append(k)
-        seg.size += c.size
-    if seg is None:
-        segments.append(SegmentPlan(empty_base))
-        end = empty_base
-    else:
-        seg.time_entry()
-        end = chosen[-1].last_offset + 1
-        psm.map_end_offset = end
-        taken = psm.take_snapshot()
-        if taken is not None:
-            snapshots[end] = taken
-    start = chosen[0].base_offset if chosen else empty_base
-    return LogPlan(segments, snapshots, list(epochs.entries), start, end,
-                   sorted(psm.ongoing.values(), key=lambda t: t.first_offset), invalid)
+        seg.batches += 1
+        seg.last_offset = c.last_offset
+        piece = seg.pieces[-1] if seg.pieces else None
+        if piece is not None and piece[0] == c.source and piece[2] == c.position:
+            piece[2] = c.position + c.size
+        else:
+            seg.pieces.append([c.source, c.position, c.position + c.size])
+
+    def finish(self) -> LogPlan:
+        """The plan, once every chosen batch was fed."""
+        psm = self.psm
+        if self.seg is None:
+            self.segments.append(SegmentPlan(self.empty_base))
+            end = self.empty_base
+        else:
+            self.seg.indexes.time_entry()  # type: ignore[union-attr]
+            end = self.last + 1
+            psm.map_end_offset = end
+            taken = psm.take_snapshot()
+            if taken is not None:
+                self.snapshots[end] = taken
+        for seg in self.segments:
+            seg.indexes = None
+        start = self.first if self.first >= 0 else self.empty_base
+        return LogPlan(self.segments, self.snapshots, list(self.epochs.entries), start, end,
+                       sorted(psm.ongoing.values(), key=lambda t: t.first_offset), self.invalid, self.gaps)
 
 
-def gaps(chosen: list[Candidate]) -> list[tuple[int, int]]:
-    """Offset ranges between chosen batches that no chosen batch holds."""
-    return [(a.last_offset + 1, b.base_offset - 1) for a, b in itertools.pairwise(chosen)
-            if b.base_offset > a.last_offset + 1]
+def plan_log(chosen: Iterable[Candidate], **options: int) -> LogPlan:
+    """:class:`LogPlanner` over ``chosen`` (in offset order)."""
+    planner = LogPlanner(**options)
+    for c in chosen:
+        planner.add(c)
+    return planner.finish()
