@@ -516,7 +516,7 @@ def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
     # one pass over the chosen batches, in offset order: the repaired log's plan, the transaction states and the
     # account (nothing per batch is kept but its one-byte transaction state)
     planner = LogPlanner(segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes, empty_base=base)
-    txns = TransactionStates()
+    txns = TransactionStates(planner.psm)
     acc = part.account
     for c in chosen_batches(part):
         planner.add(c)
@@ -702,9 +702,9 @@ def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
         for seg in plan.segments:
             idx = _segment_indexes(p, seg, result.index_interval_bytes)
             yield f"{d}/{segment_file_name(seg.base_offset, INDEX_SUFFIX)}", \
-                offset_index.build_offset_index(idx.index, seg.base_offset)
+                offset_index.build_offset_index(idx.index_entries(), seg.base_offset)
             yield f"{d}/{segment_file_name(seg.base_offset, TIME_INDEX_SUFFIX)}", \
-                time_index.build_time_index(idx.times, seg.base_offset)
+                time_index.build_time_index(idx.time_entries(), seg.base_offset)
             del idx
             yield f"{d}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", _segment_bytes(p, seg)
             if seg.aborted:

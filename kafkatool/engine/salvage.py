@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kafkatool.model import AbortedTxn, LeaderEpochEntry, OffsetIndexEntry, ProducerSnapshotEntry, TimeIndexEntry
@@ -230,8 +230,9 @@ class TransactionStates:
     outside a transaction), from the markers, as ``ProducerStateManager`` pairs them. A batch's state is known
     only once its transaction ends, so each is kept as a one-byte code (:data:`STATES`) until :meth:`finish`."""
 
-    def __init__(self) -> None:
-        self.psm = ProducerStateManager(keep_committed=True, refuse_invalid_txn=False)
+    def __init__(self, psm: ProducerStateManager | None = None) -> None:
+        self.own = psm is None  # else the planner's manager, which has already taken each batch
+        self.psm = psm or ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)
         self.codes = bytearray()
         self.txns: list[Transaction] = []
         self._index: dict[int, int] = {}
@@ -244,12 +245,13 @@ class TransactionStates:
         code = 0
         if c.producer_id >= 0:
             if c.control:
-                if c.marker != NO_MARKER:
+                if c.marker != NO_MARKER and self.own:
                     psm.append_end_txn_marker(c.producer_id, c.producer_epoch, c.coordinator_epoch,
                                               c.marker == ABORT_MARKER, c.base_offset, c.max_timestamp)
             else:
-                psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset, c.last_offset,
-                                c.max_timestamp, c.transactional)
+                if self.own:
+                    psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset,
+                                    c.last_offset, c.max_timestamp, c.transactional)
                 if c.transactional:
                     first = psm.producers[c.producer_id].current_txn_first_offset
                     txn = psm.ongoing.get(first) if first is not None else None
@@ -264,7 +266,8 @@ class TransactionStates:
                         code = 2
         if c.control:
             code = 1 if c.marker != NO_MARKER else 0
-        psm.map_end_offset = c.last_offset + 1
+        if self.own:
+            psm.map_end_offset = c.last_offset + 1
         self.codes.append(code)
 
     def finish(self) -> tuple[bytearray, dict[str, int]]:
@@ -287,7 +290,8 @@ STATES: tuple[str | None, ...] = (None, "marker", "open", "aborted", "committed"
 class IndexState:
     """One segment's offset and time indexes as ``LogSegment.append`` builds them (an offset index entry every
     ``index.interval.bytes``, a time index entry with it, ``TimeIndex.maybeAppend`` only for a rising
-    timestamp). The planner counts the entries (a full index rolls the segment); the writer keeps them."""
+    timestamp). The planner counts the entries (a full index rolls the segment); the writer keeps them, as
+    int64 arrays (16 bytes an entry: a 1 GiB segment of small batches has some 250,000)."""
 
     __slots__ = ("index", "index_count", "interval", "keep", "last_time", "max_ts", "max_ts_offset", "since_index",
                  "size", "time_count", "times")
@@ -295,8 +299,8 @@ class IndexState:
     def __init__(self, interval: int, keep: bool) -> None:
         self.interval = interval
         self.keep = keep
-        self.index: list[OffsetIndexEntry] = []
-        self.times: list[TimeIndexEntry] = []
+        self.index = array("q")  # offset, position, offset, position, ...
+        self.times = array("q")  # timestamp, offset, ...
         self.index_count = self.time_count = self.since_index = self.size = 0
         self.last_time = self.max_ts = self.max_ts_offset = -1
 
@@ -306,7 +310,7 @@ class IndexState:
             self.last_time = self.max_ts
             self.time_count += 1
             if self.keep:
-                self.times.append(TimeIndexEntry(self.max_ts, self.max_ts_offset))
+                self.times.extend((self.max_ts, self.max_ts_offset))
 
     def add(self, size: int, last_offset: int, max_timestamp: int) -> None:
         """The next batch of the segment."""
@@ -315,11 +319,21 @@ class IndexState:
         if self.since_index > self.interval:
             self.index_count += 1
             if self.keep:
-                self.index.append(OffsetIndexEntry(last_offset, self.size))
+                self.index.extend((last_offset, self.size))
             self.time_entry()
             self.since_index = 0
         self.since_index += size
         self.size += size
+
+    def index_entries(self) -> Iterator[OffsetIndexEntry]:
+        """The offset index entries kept."""
+        ix = self.index
+        return (OffsetIndexEntry(ix[i], ix[i + 1]) for i in range(0, len(ix), 2))
+
+    def time_entries(self) -> Iterator[TimeIndexEntry]:
+        """The time index entries kept."""
+        tx = self.times
+        return (TimeIndexEntry(tx[i], tx[i + 1]) for i in range(0, len(tx), 2))
 
 
 @dataclass

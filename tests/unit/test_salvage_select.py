@@ -154,7 +154,9 @@ def test_planner_counts_the_indexes_the_writer_builds() -> None:
     for seg in plan.segments:
         inside = [c for c in batches if seg.base_offset <= c.base_offset <= seg.last_offset]
         state: IndexState = segment_indexes(((c.size, c.last_offset, c.max_timestamp) for c in inside), 4096)
-        built.append((len(state.index), len(state.times)))
+        index, times = list(state.index_entries()), list(state.time_entries())
+        built.append((len(index), len(times)))
         assert sum(c.size for c in inside) == seg.size
-        assert [e.offset for e in state.index] == sorted(e.offset for e in state.index)
+        assert [e.offset for e in index] == sorted(e.offset for e in index) and \
+            [e.timestamp for e in times] == sorted(e.timestamp for e in times)
     assert built == counted
