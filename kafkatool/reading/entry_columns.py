@@ -43,8 +43,11 @@ from kafkatool.schema.native import core
 from kafkatool.storage.producer_state import marker_of
 
 _MAGIC_AT = rb.FIELD_OFFSETS["magic"]
-MAX_COLUMN_ROWS = 1 << 20
-"""The most batches a segment's header columns are built for (about 80 MB); more: the object path."""
+MAX_COLUMN_ROWS = 1 << 18
+"""The most batches a segment's header columns are built for; more: the object path. The restart engine holds a
+segment's columns more than once while it recovers it: at 1 << 20 a damaged segment of 1,048,576 one-record
+batches peaked at 381 MB in ``simulate_restart`` (and in ``salvage``, which runs it for Kafka's view), 88 MB at
+1 << 18, for about 1.5 times the time on such a segment (measured 2026-11-28, load 19)."""
 HEADERS_BUDGET = 32 << 20
 """The most bytes of raw batch headers (61 a batch) the clean segments read keep for :func:`header_columns`, all
 together; past it the headers are gathered from the file again when asked for (page faults of a fresh mapping
