@@ -78,8 +78,25 @@ def _clear(*paths: Path) -> None:
             p.unlink(missing_ok=True)
 
 
+def speed(version: str, damaged: dict[str, Any], out_dir: Path, runs: int) -> dict[str, Any]:
+    """``kafka-dump-log.sh --files SEGMENT`` and ``salvage --force --out DIR`` of the damaged log dir holding it,
+    interleaved ``runs`` times, whole processes: the medians and DLS time / salvage time."""
+    dls, ours = [], []
+    for _ in range(runs):
+        dls.append(java.dump_log_segments(version, damaged["segment"], (), 1))
+        ours.append(suite.cli(["salvage", "--force", "--out", str(out_dir), "-f", "json", damaged["path"]], 1))
+        _clear(out_dir)
+        for extra in Path(damaged["segment"]).parent.glob("*.index"):  # DLS makes a missing offset index
+            extra.unlink()
+    d = sorted(r["s"] for r in dls)[len(dls) // 2]
+    o = sorted(r["s"] for r in ours)[len(ours) // 2]
+    return {"kafka_version": version, "bytes": damaged["bytes"], "batches": damaged["batches"], "dls_s": d,
+            "salvage_out_s": o, "dls_over_salvage": d / o, "dls_runs": dls, "salvage_runs": ours,
+            "load": os.getloadavg()[0]}
+
+
 def measure(work: Path, *, size: int = 1 << 30, runs: int = 1, python_path: bool = True,
-            kafka_version: str | None = None) -> dict[str, Any]:
+            kafka_version: str | None = None, save: Any = lambda res: None) -> dict[str, Any]:
     """Every figure: inputs, peak RSS rows, the speed rows and the DLS peer."""
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -89,33 +106,25 @@ def measure(work: Path, *, size: int = 1 << 30, runs: int = 1, python_path: bool
     out_dir, jsonl, parquet = work / "salvage-out", work / "salvage.jsonl", work / "salvage.parquet"
     res: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                            "load_at_start": os.getloadavg(), "inputs": inputs, "rss": {}, "speed": {}}
-    for key, label in (("salvage-tiny", "one-record batches"), ("salvage-big", "16 KiB batches")):
+    version = java.available(kafka_version)
+    if version is not None:  # first: the speed row is the one ratio, the rest are absolute peaks
+        print("  salvage --out vs DumpLogSegments ...", file=sys.stderr)
+        res["speed"] = speed(version, inputs["salvage-big"], out_dir, runs)
+        save(res)
+    for key, label in (("salvage-big", "16 KiB batches"), ("salvage-tiny", "one-record batches")):
         logdir = inputs[key]["path"]
         cases = {"salvage --out": ["salvage", "--force", "--out", str(out_dir), "-f", "json", logdir],
                  "salvage --export jsonl": ["salvage", "--force", "--export", str(jsonl), "-f", "json", logdir],
                  "salvage --export parquet": ["salvage", "--force", "--export", str(parquet), "-f", "json", logdir]}
-        for native in (True, False) if python_path else (True,):
-            for name, args in cases.items():
-                row = f"{name}, 1 GiB damaged, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"
-                print(f"  {row} ...", file=sys.stderr)
-                res["rss"][row] = suite.cli(args, 1, native=native) | {"load": os.getloadavg()[0]}
-                _clear(out_dir, jsonl, parquet)
-    version = java.available(kafka_version)
-    big = inputs["salvage-big"]
-    if version is not None:
-        # the same run, interleaved: DLS over the damaged segment, then salvage --out of the same bytes
-        dls, ours = [], []
-        for _ in range(runs):
-            dls.append(java.dump_log_segments(version, big["segment"], (), 1))
-            ours.append(suite.cli(["salvage", "--force", "--out", str(out_dir), "-f", "json", big["path"]], 1))
-            _clear(out_dir)
-            for extra in Path(big["segment"]).parent.glob("*.index"):  # DLS makes a missing offset index
-                extra.unlink()
-        d = sorted(r["s"] for r in dls)[len(dls) // 2]
-        o = sorted(r["s"] for r in ours)[len(ours) // 2]
-        res["speed"] = {"kafka_version": version, "bytes": big["bytes"], "dls_s": d, "salvage_out_s": o,
-                        "dls_over_salvage": d / o, "dls_runs": dls, "salvage_runs": ours,
-                        "load": os.getloadavg()[0]}
+        order = [("salvage --out", True), ("salvage --out", False), ("salvage --export jsonl", True),
+                 ("salvage --export parquet", True), ("salvage --export jsonl", False),
+                 ("salvage --export parquet", False)]
+        for name, native in (o for o in order if o[1] or python_path):
+            row = f"{name}, 1 GiB damaged, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"
+            print(f"  {row} ...", file=sys.stderr)
+            res["rss"][row] = suite.cli(cases[name], 1, native=native) | {"load": os.getloadavg()[0]}
+            _clear(out_dir, jsonl, parquet)
+            save(res)
     return res
 
 
@@ -143,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     size = (64 << 20) if args.quick else (1 << 30)
     work = args.work or Path(tempfile.gettempdir()) / f"kafkatool-bench-salvage-{'quick' if args.quick else 'full'}"
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     res = measure(work, size=size, runs=args.runs, python_path=not args.no_python_path,
-                  kafka_version=args.kafka_version)
+                  kafka_version=args.kafka_version, save=lambda r: args.out.write_text(json.dumps(r, indent=1)))
     res["targets"] = targets(res)
     for t in res["targets"]:
         mark = "met " if t["met"] else "MISS"
