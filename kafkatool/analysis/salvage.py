@@ -162,21 +162,16 @@ def _batches(k: int, source: SourceFile, start: int, end: int, valid_only: bool 
             yield c
 
 
-def _expand(sources: list[SourceFile]) -> Callable[[Run], list[Candidate]]:
-    def expand(r: Run) -> list[Candidate]:
-        if r.batch is not None:
-            return [r.batch]
-        return list(_batches(r.source, sources[r.source], r.position, r.end))
+def _expand(sources: list[SourceFile]) -> Callable[[Run], Iterator[Candidate]]:
+    def expand(r: Run) -> Iterator[Candidate]:
+        return _batches(r.source, sources[r.source], r.position, r.end)
     return expand
 
 
 def chosen_batches(p: PartitionSalvage) -> Iterator[Candidate]:
     """The chosen batches of a partition in offset order, read again from their files (headers only)."""
     for r in p.selection.chosen:
-        if r.batch is not None:
-            yield r.batch
-        else:
-            yield from _batches(r.source, p.sources[r.source], r.position, r.end)
+        yield from _batches(r.source, p.sources[r.source], r.position, r.end)
 
 
 class _RunBuilder:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right, insort
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -92,8 +93,7 @@ class Overlap:
 class Run:
     """Consecutive trusted batches of one file: contiguous bytes ``[position, end)``, rising offsets, one leader
     epoch and one lineage verdict, so one rank: they are chosen together unless another copy overlaps them. A
-    partition of millions of batches is a handful of runs (memory stays bounded); ``batch`` is set on a run of the
-    one batch it holds when copies overlapped (the batch-by-batch choice)."""
+    partition of millions of batches is a handful of runs (memory stays bounded)."""
 
     source: int
     position: int
@@ -104,13 +104,17 @@ class Run:
     batches: int
     records: int
     lineage: bool = False
-    batch: Candidate | None = None
 
     @classmethod
-    def single(cls, c: Candidate, lineage: bool) -> Run:
-        """The run of one batch."""
+    def starting(cls, c: Candidate, lineage: bool) -> Run:
+        """The run of ``c`` alone (:meth:`extend` adds the next batches)."""
         return cls(c.source, c.position, c.position + c.size, c.base_offset, c.last_offset, c.epoch, 1, c.records,
-                   lineage, c)
+                   lineage)
+
+    def extend(self, c: Candidate) -> None:
+        """Add the batch that follows the run in its file."""
+        self.end, self.last_offset, self.batches, self.records = c.position + c.size, c.last_offset, \
+            self.batches + 1, self.records + c.records
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,14 +181,74 @@ def _hits(starts: list[int], by_start: dict[int, Run], base: int, last: int) -> 
     return hit[::-1]
 
 
+Expand = Callable[["Run"], Iterable[Candidate]]
+
+
+def _compete(r: Run, hits: list[Run], expand: Expand) -> tuple[list[Run], dict[int, list[int]], int, list[Overlap]]:
+    """``r``'s batches against the batches of the chosen runs it meets (``hits``), both walked in offset order
+    side by side: the runs of ``r``'s batches that meet no chosen batch (cut wherever a chosen batch lies between
+    two of them), where each hit run must be cut so that no such run falls inside it (byte positions by run
+    ``id``), the duplicates (the very batch chosen) and the other overlaps."""
+    chosen = ((h, c) for h in hits for c in expand(h))
+    nxt = next(chosen, None)
+    pending: deque[tuple[Run, Candidate]] = deque()  # chosen batches not wholly before the current one
+    prev: tuple[Run, Candidate] | None = None  # the last chosen batch wholly before it
+    free: list[Run] = []
+    cuts: dict[int, list[int]] = {}
+    cur: Run | None = None
+    duplicates = 0
+    overlaps: list[Overlap] = []
+    for c in expand(r):
+        passed = False
+        while pending and pending[0][1].last_offset < c.base_offset:
+            prev, passed = pending.popleft(), True
+        while nxt is not None and nxt[1].base_offset <= c.last_offset:
+            if nxt[1].last_offset < c.base_offset:
+                prev, passed = nxt, True
+            else:
+                pending.append(nxt)
+            nxt = next(chosen, None)
+        if pending:  # every one meets c: it ends at or after c's base and starts at or before c's last
+            hit = tuple(ch for _, ch in pending)
+            if len(hit) == 1 and (hit[0].base_offset, hit[0].last_offset, hit[0].crc) == \
+                    (c.base_offset, c.last_offset, c.crc):
+                duplicates += 1
+            else:
+                overlaps.append(Overlap(c, hit))
+            cur = None
+            continue
+        if cur is not None and not passed and cur.end == c.position:
+            cur.extend(c)
+            continue
+        cur = Run.starting(c, r.lineage)
+        free.append(cur)
+        after = nxt  # the chosen batch after c (none pending)
+        if prev is not None and after is not None and prev[0] is after[0]:
+            cuts.setdefault(id(after[0]), []).append(after[1].position)
+    return free, cuts, duplicates, overlaps
+
+
+def _cut(h: Run, at: list[int], expand: Expand) -> list[Run]:
+    """``h`` cut into runs before each batch at a byte position of ``at``."""
+    out: list[Run] = []
+    points = set(at)
+    for c in expand(h):
+        if out and c.position not in points:
+            out[-1].extend(c)
+        else:
+            out.append(Run.starting(c, h.lineage))
+    return out
+
+
 def select(runs: list[Run], sources: list[SourceInfo], cache: list[LeaderEpochEntry] | None,
-           preferred_replica: int | None, expand: Callable[[Run], list[Candidate]]) -> Selection:
+           preferred_replica: int | None, expand: Expand) -> Selection:
     """Choose, offset by offset, one batch among the copies (see the module docstring for the order).
 
-    Runs are taken best first; a run that meets no chosen run is chosen whole. One that meets some is taken batch
-    by batch (``expand`` reads a run's batches), against the batches of the runs it meets: the outcome is that of
-    ranking every batch on its own (a run's batches share their rank and follow each other in it), in memory
-    that grows with the overlapping batches only."""
+    Runs are taken best first; a run that meets no chosen run is chosen whole. One that meets some is walked
+    batch by batch (``expand`` reads a run's batches, in offset order) beside the batches of the runs it meets
+    (:func:`_compete`): the outcome is that of ranking every batch on its own (a run's batches share their rank
+    and follow each other in it), and what is held is runs, never a batch per batch, even for whole copies that
+    duplicate each other."""
     def rank(r: Run) -> tuple[int, int, int, int, int, int]:
         info = sources[r.source]
         return (0 if r.lineage else 1, -r.epoch, KIND_RANK.get(info.kind, 9),
@@ -204,23 +268,17 @@ def select(runs: list[Run], sources: list[SourceInfo], cache: list[LeaderEpochEn
         if not hits:
             put(r)
             continue
+        free, cuts, dup, found = _compete(r, hits, expand)
+        duplicates += dup
+        overlaps += found
         for h in hits:
-            if h.batch is None:  # taken apart: its batches are chosen one by one
+            if id(h) in cuts:
                 starts.pop(bisect_right(starts, h.base_offset) - 1)
                 del by_start[h.base_offset]
-                for c in expand(h):
-                    put(Run.single(c, h.lineage))
-        for c in expand(r):
-            hit = _hits(starts, by_start, c.base_offset, c.last_offset)
-            if not hit:
-                put(Run.single(c, r.lineage))
-                continue
-            chosen = tuple(h.batch for h in hit if h.batch is not None)
-            if len(chosen) == 1 and (chosen[0].base_offset, chosen[0].last_offset, chosen[0].crc) == \
-                    (c.base_offset, c.last_offset, c.crc):
-                duplicates += 1
-            else:
-                overlaps.append(Overlap(c, chosen))
+                for piece in _cut(h, cuts[id(h)], expand):
+                    put(piece)
+        for f in free:
+            put(f)
     how = "final leader's epoch cache" if cache else "highest leader epoch (no epoch cache)"
     return Selection([by_start[s] for s in starts], overlaps, duplicates, how)
 

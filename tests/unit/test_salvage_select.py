@@ -108,15 +108,10 @@ def test_runs_choose_what_batches_ranked_one_by_one_choose(seed: int) -> None:
     if rng.random() < 0.6:
         cache = [LeaderEpochEntry(e, s) for e, s in ((0, 0), (1, rng.randint(5, 40)), (3, rng.randint(41, 120)))]
     preferred = rng.choice([None, 1, 2])
-    by_run: dict[tuple[int, int], list[Candidate]] = {}
-    runs: list[Run] = []
-    for k, batches in enumerate(files):
-        for r in _runs(k, batches, cache):
-            by_run[(k, r.position)] = [c for c in batches if r.position <= c.position < r.end]
-            runs.append(r)
+    runs = [r for k, batches in enumerate(files) for r in _runs(k, batches, cache)]
 
     def expand(r: Run) -> list[Candidate]:
-        return [r.batch] if r.batch is not None else by_run[(r.source, r.position)]
+        return [c for c in files[r.source] if r.position <= c.position < r.end]
 
     sel = select(runs, sources, cache, preferred, expand)
     chosen = [(c.source, c.position) for r in sel.chosen for c in expand(r)]
@@ -160,3 +155,17 @@ def test_planner_counts_the_indexes_the_writer_builds() -> None:
         assert [e.offset for e in index] == sorted(e.offset for e in index) and \
             [e.timestamp for e in times] == sorted(e.timestamp for e in times)
     assert built == counted
+
+
+def test_identical_copies_stay_one_run_each_duplicate_counted() -> None:
+    """Three replicas holding the same 10,000 batches: one run chosen, 20,000 duplicates counted, nothing held
+    per batch (the choice walks the copies side by side)."""
+    batch = [Candidate(0, 80 * i, 80, i, i, 5, i * 7, 1, 0, -1, -1, -1, -1, i) for i in range(10_000)]
+    files = [[Candidate(k, c.position, c.size, c.base_offset, c.last_offset, c.epoch, c.crc, 1, 0, -1, -1, -1, -1,
+                        c.max_timestamp) for c in batch] for k in range(3)]
+    sources = [SourceInfo(k + 1, "segment", 0) for k in range(3)]
+    runs = [r for k, f in enumerate(files) for r in _runs(k, f, None)]
+    assert len(runs) == 3
+    sel = select(runs, sources, None, 2, lambda r: (c for c in files[r.source] if r.position <= c.position < r.end))
+    assert [(r.source, r.batches) for r in sel.chosen] == [(1, 10_000)]
+    assert sel.duplicates == 20_000 and not sel.overlaps
