@@ -18,6 +18,7 @@ from kafkatool.engine.restart import PartitionRestart, RestartOptions, simulate_
 from kafkatool.engine.salvage import (
     STATES,
     Candidate,
+    FileOrder,
     IndexState,
     LogPlan,
     LogPlanner,
@@ -27,6 +28,7 @@ from kafkatool.engine.salvage import (
     Selection,
     SourceInfo,
     TransactionStates,
+    consistent_in_file,
     segment_indexes,
     select,
 )
@@ -186,8 +188,7 @@ class _RunBuilder:
         for i, e in enumerate(cache or []):
             end = cache[i + 1].start_offset if cache is not None and i + 1 < len(cache) else (1 << 63) - 1
             self.bounds.setdefault(e.epoch, (e.start_offset, end))
-        self.prev_last = source.base_offset - 1
-        self.kept_any = False
+        self.order = FileOrder(source.base_offset, source.base_offset - 1)
         self.carry: dict[str, np.ndarray] | None = None
         self.runs: list[Run] = []
         self.rejected: list[Rejected] = []
@@ -237,41 +238,24 @@ class _RunBuilder:
 
     def _decide(self, a: dict[str, np.ndarray], n: int) -> None:
         """Keep or reject the first ``n`` batches of ``a`` (each has its next batch in ``a``, or is the file's
-        last when ``n`` is all of them)."""
+        last when ``n`` is all of them): ``consistent_in_file``, called only when the offsets do not simply
+        rise (the common case needs no object per batch)."""
         if n <= 0:
             return
         base, last = a["base"], a["last"]
-        if base[0] > self.prev_last and (n == 1 or bool((base[1:n] > last[:n - 1]).all())) and \
+        order = self.order
+        if base[0] > order.prev_last and (n == 1 or bool((base[1:n] > last[:n - 1]).all())) and \
                 (n == len(base) or base[n] > last[n - 1]):
             keep = np.ones(n, dtype=bool)
+            order.prev_last, order.kept_any = int(last[n - 1]), True
         else:
+            rows = list(zip(a["pos"].tolist(), base.tolist(), last.tolist(), strict=True))
+            kept, rejected = consistent_in_file(self.k, rows, order, n)
+            self.rejected += rejected
             keep = np.zeros(n, dtype=bool)
-            prev = self.prev_last
-            bl, ll, pl = base.tolist(), last.tolist(), a["pos"].tolist()
-            for i in range(n):
-                b, e = bl[i], ll[i]
-                nxt = bl[i + 1] if i + 1 < len(bl) else None
-                if b <= prev:
-                    self.rejected.append(Rejected(self.k, pl[i], b, e,
-                                                  f"base offset {b} is not above the previous batch's last offset "
-                                                  f"{prev}" if self.kept_any else
-                                                  f"base offset {b} is below the file's base offset "
-                                                  f"{self.source.base_offset}"))
-                    continue
-                if nxt is not None and e >= nxt > prev:
-                    self.rejected.append(Rejected(self.k, pl[i], b, e,
-                                                  f"last offset {e} is not below the next batch's base offset {nxt} "
-                                                  "(the offset fields are outside the CRC)"))
-                    continue
-                keep[i] = True
-                prev = e
-                self.kept_any = True
-        if not keep.any():
-            return
-        self.kept_any = True
-        sel = {f: v[:n][keep] for f, v in a.items()}
-        self.prev_last = int(sel["last"][-1])
-        self._runs(sel)
+            keep[kept] = True
+        if keep.any():
+            self._runs({f: v[:n][keep] for f, v in a.items()})
 
     def _runs(self, a: dict[str, np.ndarray]) -> None:
         pos, size, base, last, epoch = a["pos"], a["size"], a["base"], a["last"], a["epoch"]

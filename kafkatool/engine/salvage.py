@@ -24,7 +24,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right, insort
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kafkatool.model import AbortedTxn, LeaderEpochEntry, OffsetIndexEntry, ProducerSnapshotEntry, TimeIndexEntry
@@ -136,29 +136,45 @@ class Selection:
     lineage: str
 
 
-def consistent_in_file(source: int, batches: list[Candidate], file_base: int) -> tuple[list[Candidate], list[Rejected]]:
-    """The batches of one file (CRC-valid, in file order) whose offsets rise without overlap, and the others.
+@dataclass
+class FileOrder:
+    """Where :func:`consistent_in_file` stands in one file: the last kept batch's last offset, and whether any
+    batch was kept yet (a window of the file is decided at a time)."""
+
+    file_base: int
+    prev_last: int
+    kept_any: bool = False
+
+
+def consistent_in_file(source: int, batches: Sequence[tuple[int, int, int]], state: FileOrder,
+                       decide: int | None = None) -> tuple[list[int], list[Rejected]]:
+    """Of one file's CRC-valid batches (position, base offset, last offset; in file order), the first ``decide``
+    (all by default; the others are only the next batches they are checked against): the indexes of those whose
+    offsets rise without overlap, and the others. ``state`` carries the file's order from one call to the next.
 
     A batch that overlaps the next one while the next follows the previous kept one is the odd one out (its own
     base offset field is damaged); otherwise the later batch is left out."""
-    kept: list[Candidate] = []
+    kept: list[int] = []
     rejected: list[Rejected] = []
-    prev_last = file_base - 1
-    for i, b in enumerate(batches):
-        nxt = batches[i + 1] if i + 1 < len(batches) else None
-        if b.base_offset <= prev_last:
-            rejected.append(Rejected(source, b.position, b.base_offset, b.last_offset,
-                                     f"base offset {b.base_offset} is not above the previous batch's last offset "
-                                     f"{prev_last}" if kept else
-                                     f"base offset {b.base_offset} is below the file's base offset {file_base}"))
+    prev_last = state.prev_last
+    for i in range(len(batches) if decide is None else decide):
+        pos, base, last = batches[i]
+        nxt = batches[i + 1][1] if i + 1 < len(batches) else None
+        if base <= prev_last:
+            rejected.append(Rejected(source, pos, base, last,
+                                     f"base offset {base} is not above the previous batch's last offset "
+                                     f"{prev_last}" if state.kept_any else
+                                     f"base offset {base} is below the file's base offset {state.file_base}"))
             continue
-        if nxt is not None and b.last_offset >= nxt.base_offset > prev_last:
-            rejected.append(Rejected(source, b.position, b.base_offset, b.last_offset,
-                                     f"last offset {b.last_offset} is not below the next batch's base offset "
-                                     f"{nxt.base_offset} (the offset fields are outside the CRC)"))
+        if nxt is not None and last >= nxt > prev_last:
+            rejected.append(Rejected(source, pos, base, last,
+                                     f"last offset {last} is not below the next batch's base offset {nxt} "
+                                     "(the offset fields are outside the CRC)"))
             continue
-        kept.append(b)
-        prev_last = b.last_offset
+        kept.append(i)
+        prev_last = last
+        state.kept_any = True
+    state.prev_last = prev_last
     return kept, rejected
 
 
@@ -521,11 +537,3 @@ class LogPlanner:
         start = self.first if self.first >= 0 else self.empty_base
         return LogPlan(self.segments, self.snapshots, list(self.epochs.entries), start, end,
                        sorted(psm.ongoing.values(), key=lambda t: t.first_offset), self.invalid, self.gaps)
-
-
-def plan_log(chosen: Iterable[Candidate], **options: int) -> LogPlan:
-    """:class:`LogPlanner` over ``chosen`` (in offset order)."""
-    planner = LogPlanner(**options)
-    for c in chosen:
-        planner.add(c)
-    return planner.finish()

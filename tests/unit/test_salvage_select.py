@@ -6,6 +6,7 @@ the writer rebuilds for the same batches."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from bisect import bisect_right, insort
 
@@ -14,10 +15,12 @@ import pytest
 from kafkatool.engine.salvage import (
     KIND_RANK,
     Candidate,
+    FileOrder,
     IndexState,
     LogPlanner,
     Run,
     SourceInfo,
+    consistent_in_file,
     on_lineage,
     segment_indexes,
     select,
@@ -169,3 +172,28 @@ def test_identical_copies_stay_one_run_each_duplicate_counted() -> None:
     sel = select(runs, sources, None, 2, lambda r: (c for c in files[r.source] if r.position <= c.position < r.end))
     assert [(r.source, r.batches) for r in sel.chosen] == [(1, 10_000)]
     assert sel.duplicates == 20_000 and not sel.overlaps
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_file_order_decided_a_window_at_a_time_is_decided_whole(seed: int) -> None:
+    """``consistent_in_file`` over a file's batches in windows (each but the last holding back its last batch as
+    the next one's lookahead, as the scan feeds it) keeps and rejects exactly what one call over all keeps."""
+    rng = random.Random(seed)
+    rows, offset = [], 10
+    for i in range(rng.randint(1, 200)):
+        width = rng.randint(1, 3)
+        base = offset if rng.random() > 0.1 else rng.randint(0, offset + 5)  # a damaged base offset field
+        rows.append((i * 100, base, base + width - 1))
+        offset += width
+    whole_kept, whole_rej = consistent_in_file(0, rows, FileOrder(10, 9))
+    order, kept, rej, start = FileOrder(10, 9), [], [], 0
+    while start < len(rows):
+        end = min(len(rows), start + rng.randint(1, 20))
+        window = rows[start:end + 1]  # one batch past the window: the lookahead
+        last_window = end >= len(rows)
+        k, r = consistent_in_file(0, window, order, None if last_window else end - start)
+        kept += [start + i for i in k]
+        rej += r
+        start = end
+    assert kept == whole_kept and rej == whole_rej
+    assert any(rej) or all(b > a for (_, _, a), (_, b, _) in itertools.pairwise(rows))
