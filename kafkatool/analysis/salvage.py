@@ -368,9 +368,14 @@ def _reference(copies: list[PartitionCopy], leader: int | None) -> tuple[list[Le
     return best.leader_epochs, best.replica, f"{where}:{best.directory.name}/leader-epoch-checkpoint"
 
 
-def _kafka_view(inputs: list[InputDir], now: int) -> dict[tuple[int | None, str], tuple[PartitionRestart, Any]]:
-    """Each input's partitions as Kafka's recovery leaves them (``simulate-restart``)."""
-    out: dict[tuple[int | None, str], tuple[PartitionRestart, Any]] = {}
+KafkaView = dict[tuple[int | None, str], tuple[dict[str, Any] | None, list[tuple[int, int]]]]
+
+
+def _kafka_view(inputs: list[InputDir], now: int) -> KafkaView:
+    """Each input's partitions as Kafka's recovery leaves them (``simulate-restart``), reduced at once to what
+    the account needs (:func:`_kafka_doc`): the restart model's reading of an input is let go before the next
+    one, and before salvage scans, so the two peaks never add up."""
+    out: KafkaView = {}
     for inp in inputs:
         try:
             ri = read_restart_inputs(inp.path)
@@ -381,7 +386,8 @@ def _kafka_view(inputs: list[InputDir], now: int) -> dict[tuple[int | None, str]
         parts = {p.directory: p for p in ri.log_dir.partitions}
         for p in result.partitions:
             if p.directory in parts:
-                out[(inp.replica, p.directory)] = (p, parts[p.directory])
+                out[(inp.replica, p.directory)] = _kafka_doc((p, parts[p.directory]))
+        del ri, result, parts
     return out
 
 
@@ -457,7 +463,7 @@ def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None 
 
 
 def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
-               kafka: dict[tuple[int | None, str], tuple[PartitionRestart, Any]], leader: int | None,
+               kafka: KafkaView, leader: int | None,
                segment_bytes: int, index_interval_bytes: int) -> PartitionSalvage:
     sources = [f for c in copies for f in sorted(c.files, key=lambda f: (f.base_offset, f.kind))]
     infos = [SourceInfo(s.replica, s.kind, s.base_offset) for s in sources]
@@ -477,8 +483,7 @@ def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
     del runs
     conflicts, duplicates, covered = _classify(sources, selection)
     topic, _, num = name.rpartition("-")
-    view = kafka.get((preferred, name)) or kafka.get((None, name))
-    kafka_doc, kept_ranges = _kafka_doc(view)
+    kafka_doc, kept_ranges = kafka.get((preferred, name)) or kafka.get((None, name)) or (None, [])
     kept_ranges = _merge(kept_ranges)
     base = kafka_doc["log_start_offset"] if kafka_doc and kafka_doc["log_start_offset"] is not None else 0
     meta = next((c.partition_metadata for c in copies if c.partition_metadata is not None
