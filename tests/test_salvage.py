@@ -201,3 +201,18 @@ def test_jsonl_export_escapes_hostile_names_as_render_safe_does(tmp_path: Path) 
     assert rows[0]["headers"][0]["key"] == HOSTILE_HEADER and rows[0]["file"].startswith(HOSTILE_TOPIC + "-0/")
     for line, row in zip(data.splitlines(), rows, strict=True):
         assert line == json_bytes(row)  # one rule: render's JSON and writing's JSON lines are the same bytes
+
+
+def test_parquet_row_groups_are_bounded_by_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big records make small row groups (the rows held before each is written stay within PARQUET_BYTES)."""
+    from kafkatool.writing import salvage_writer
+
+    monkeypatch.setattr(salvage_writer, "PARQUET_BYTES", 1 << 20)
+    row = {"topic": "t", "partition": 0, "offset": 0, "timestamp": 0, "timestamp_type": "CreateTime", "key": None,
+           "value": bytes(300_000), "headers": [], "producer_id": None, "producer_epoch": None, "sequence": None,
+           "transaction_state": "none", "leader_epoch": 0, "file": "f", "position": 0, "replica": None,
+           "source_kind": "segment"}
+    out = tmp_path / "x.parquet"
+    assert salvage_writer.write_parquet(out, ({**row, "offset": i} for i in range(20))) == 20
+    meta = pq.ParquetFile(out).metadata
+    assert meta.num_rows == 20 and meta.num_row_groups == 5
