@@ -5,6 +5,7 @@ any loss, and the export holds exactly the records of the chosen batches."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from kafkatool.cli import app
+from kafkatool.model import Header
 from kafkatool.reading.log import read_log
+from kafkatool.render.safe import json_bytes
+from kafkatool.writing.atomic import write_tree
+from kafkatool.writing.fixture_writer import LogDir, PartitionWriter
 from tests.report_support import CLOCK, json_of, make_report, num
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,3 +176,43 @@ def test_report_salvage_section_is_salvages_account(tmp_path: Path) -> None:
 def test_report_leaves_salvage_out_on_a_healthy_log_dir(tmp_path: Path) -> None:
     _code, _html, page = make_report(tmp_path / "r.html", REPO / "fixtures" / "codecs-clean")
     assert page.by_id("salvage") is None and not page.rows_of("salvage-partitions")
+
+
+HOSTILE_TOPIC = "r\u202eo\x85l\u2028\x9bd"
+HOSTILE_HEADER = "h\u2066\x7fk\u2029\u061c\u200e"
+RAW_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def test_jsonl_export_escapes_hostile_names_as_render_safe_does(tmp_path: Path) -> None:
+    """A topic name and a header key holding C1, U+0085, bidi and U+2028/2029 characters reach the JSON lines
+    export escaped (``\\uXXXX``) exactly as ``render.safe.json_bytes`` writes them, and parse back to the names."""
+    part = PartitionWriter(HOSTILE_TOPIC, 0)
+    part.append([b"v1", b"v2"], leader_epoch=0, headers=[(Header(HOSTILE_HEADER.encode(), b"x"),), ()])
+    part.close()
+    root = tmp_path / "logdir"
+    write_tree(LogDir([part]).files(), root)
+    export = tmp_path / "x.jsonl"
+    code, text = _run("salvage", "-f", "json", "--export", str(export), str(root))
+    assert code == 0, text
+    data = export.read_bytes()
+    assert not RAW_UNSAFE.search(data.decode()), "an unsafe character reached the export raw"
+    rows = [json.loads(line) for line in data.splitlines()]
+    assert [r["topic"] for r in rows] == [HOSTILE_TOPIC, HOSTILE_TOPIC]
+    assert rows[0]["headers"][0]["key"] == HOSTILE_HEADER and rows[0]["file"].startswith(HOSTILE_TOPIC + "-0/")
+    for line, row in zip(data.splitlines(), rows, strict=True):
+        assert line == json_bytes(row)  # one rule: render's JSON and writing's JSON lines are the same bytes
+
+
+def test_parquet_row_groups_are_bounded_by_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big records make small row groups (the rows held before each is written stay within PARQUET_BYTES)."""
+    from kafkatool.writing import salvage_writer
+
+    monkeypatch.setattr(salvage_writer, "PARQUET_BYTES", 1 << 20)
+    row = {"topic": "t", "partition": 0, "offset": 0, "timestamp": 0, "timestamp_type": "CreateTime", "key": None,
+           "value": bytes(300_000), "headers": [], "producer_id": None, "producer_epoch": None, "sequence": None,
+           "transaction_state": "none", "leader_epoch": 0, "file": "f", "position": 0, "replica": None,
+           "source_kind": "segment"}
+    out = tmp_path / "x.parquet"
+    assert salvage_writer.write_parquet(out, ({**row, "offset": i} for i in range(20))) == 20
+    meta = pq.ParquetFile(out).metadata
+    assert meta.num_rows == 20 and meta.num_row_groups == 5

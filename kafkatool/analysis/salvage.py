@@ -5,28 +5,39 @@ trustworthy batches chosen (``engine.salvage``), Kafka's own recovery beside it 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.engine.restart import PartitionRestart, RestartOptions, simulate_restart
 from kafkatool.engine.salvage import (
+    STATES,
     Candidate,
+    FileOrder,
+    IndexState,
     LogPlan,
+    LogPlanner,
     Rejected,
+    Run,
+    SegmentPlan,
     Selection,
     SourceInfo,
+    TransactionStates,
     consistent_in_file,
-    gaps,
-    plan_log,
+    segment_indexes,
     select,
-    transaction_states,
 )
 from kafkatool.errors import DecodeError, UnreadableInputError, UsageError
 from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record, TopicPartition
+from kafkatool.reading.columns import SegmentColumns
 from kafkatool.reading.context import current_limits
+from kafkatool.reading.entries import SegmentEntries
+from kafkatool.reading.entry_columns import header_columns
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.reading.salvage_sources import (
@@ -36,8 +47,9 @@ from kafkatool.reading.salvage_sources import (
     find_inputs,
     not_read,
     read_chunks,
+    read_range,
     read_span,
-    scan_source,
+    scan_windows,
 )
 from kafkatool.schema import checkpoint, offset_index, producer_snapshot, time_index, txn_index
 from kafkatool.schema import record_batch as rb
@@ -66,6 +78,18 @@ MAX_COMPARED_OVERLAPS = 10_000
 
 
 @dataclass
+class Account:
+    """What one pass over the chosen batches counts for the account."""
+
+    batches: int = 0
+    records: int = 0
+    beyond: int = 0
+    by_source: dict[int, list[int]] = field(default_factory=dict)
+    states: dict[str, int] = field(default_factory=dict)
+    data_records: int = 0
+
+
+@dataclass
 class PartitionSalvage:
     """One partition: its sources, what was chosen and why, and Kafka's own recovery of it."""
 
@@ -77,7 +101,7 @@ class PartitionSalvage:
     rejected: list[Rejected]
     defects: list[tuple[int, Defect]]
     legacy_left_out: int
-    states: list[str | None]
+    states: bytearray
     plan: LogPlan
     conflicts: list[dict[str, Any]]
     duplicates: int
@@ -88,6 +112,7 @@ class PartitionSalvage:
     high_watermark: int | None
     offset_context: list[tuple[int, int, int, int]] = field(default_factory=list)
     kafka_kept: list[tuple[int, int]] = field(default_factory=list)
+    account: Account = field(default_factory=Account)
 
 
 @dataclass
@@ -97,6 +122,7 @@ class SalvageResult:
     inputs: list[InputDir]
     partitions: list[PartitionSalvage]
     metadata_copies: list[PartitionCopy]
+    index_interval_bytes: int = 4096
 
 
 def _marker(data: bytes) -> tuple[int, int]:
@@ -116,34 +142,166 @@ def _marker(data: bytes) -> tuple[int, int]:
     return (COMMIT_MARKER if control.type == ControlType.COMMIT.value else ABORT_MARKER), control.coordinator_epoch
 
 
-def _candidates(k: int, source: SourceFile, defects: list[tuple[int, Defect]],
-                context: list[tuple[int, int, int, int]]) -> tuple[list[Candidate], int]:
-    """The CRC-valid magic 2 batches of one file, in file order, and how many legacy entries it holds."""
-    cols = scan_source(source)
-    defects.extend((k, d) for d in cols.defects)
-    h = cols.headers
-    out: list[Candidate] = []
-    valid = cols.crc_valid.tolist() if cols.crc_valid is not None else [True] * len(cols)
-    rows = zip(cols.positions.tolist(), valid, h["base_offset"].tolist(), h["batch_length"].tolist(),
-               h["partition_leader_epoch"].tolist(), h["crc"].tolist(), h["records_count"].tolist(),
-               h["attributes"].tolist(), h["last_offset_delta"].tolist(), h["producer_id"].tolist(),
-               h["producer_epoch"].tolist(), h["base_sequence"].tolist(), h["max_timestamp"].tolist(), strict=True)
-    for pos, ok, base, length, epoch, crc, count, attrs, delta, pid, pep, seq, max_ts in rows:
-        if not ok:
-            continue
-        last_seq = -1 if seq < 0 else (seq + delta) % (1 << 31)
-        c = Candidate(k, pos, length + rb.LOG_OVERHEAD, base, base + delta, epoch, crc, count, attrs, pid, pep, seq,
-                      last_seq, max_ts)
-        if c.control and pid >= 0:
-            c.marker, c.coordinator_epoch = _marker(read_span(source.path, pos, c.size))
-        out.append(c)
-    # the offsets each defect may hide: between the valid batches around it in the same file
-    for _, d in (x for x in defects if x[0] == k):
-        before = [c for c in out if c.position < d.position]
-        after = [c for c in out if c.position > d.position]
-        context.append((k, d.position, before[-1].last_offset + 1 if before else source.base_offset,
-                        after[0].base_offset - 1 if after else -1))
-    return out, len(cols.legacy)
+_FIELDS = ("base_offset", "batch_length", "partition_leader_epoch", "crc", "records_count", "attributes",
+           "last_offset_delta", "producer_id", "producer_epoch", "base_sequence", "max_timestamp")
+
+
+def _batches(k: int, source: SourceFile, start: int, end: int, valid_only: bool = False) -> Iterator[Candidate]:
+    """The batches of ``source`` in the byte range ``[start, end)`` as :class:`Candidate` objects, a window at a
+    time (markers read for control batches); ``valid_only`` checks CRCs and skips the batches that fail."""
+    for cols in scan_windows(source, start, end, verify_crc=valid_only):
+        h = cols.headers
+        valid = cols.crc_valid.tolist() if cols.crc_valid is not None else [True] * len(cols)
+        rows = zip(cols.positions.tolist(), valid, *(h[f].tolist() for f in _FIELDS), strict=True)
+        for pos, ok, base, length, epoch, crc, count, attrs, delta, pid, pep, seq, max_ts in rows:
+            if not ok or pos >= end:
+                continue
+            last_seq = -1 if seq < 0 else (seq + delta) % (1 << 31)
+            c = Candidate(k, pos, length + rb.LOG_OVERHEAD, base, base + delta, epoch, crc, count, attrs, pid, pep,
+                          seq, last_seq, max_ts)
+            if c.control and pid >= 0:
+                c.marker, c.coordinator_epoch = _marker(read_span(source.path, pos, c.size))
+            yield c
+
+
+def _expand(sources: list[SourceFile]) -> Callable[[Run], Iterator[Candidate]]:
+    def expand(r: Run) -> Iterator[Candidate]:
+        return _batches(r.source, sources[r.source], r.position, r.end)
+    return expand
+
+
+def chosen_batches(p: PartitionSalvage) -> Iterator[Candidate]:
+    """The chosen batches of a partition in offset order, read again from their files (headers only)."""
+    for r in p.selection.chosen:
+        yield from _batches(r.source, p.sources[r.source], r.position, r.end)
+
+
+class _RunBuilder:
+    """One file's trusted batches as :class:`Run` objects, fed a window of columns at a time: the CRC-valid
+    batches whose offsets agree with their neighbours (``consistent_in_file``, batch by batch only where the
+    window's offsets do not simply rise), cut where bytes stop being contiguous, the leader epoch changes or the
+    lineage verdict changes."""
+
+    def __init__(self, k: int, source: SourceFile, cache: list[LeaderEpochEntry] | None) -> None:
+        self.k, self.source = k, source
+        self.bounds: dict[int, tuple[int, int]] = {}
+        for i, e in enumerate(cache or []):
+            end = cache[i + 1].start_offset if cache is not None and i + 1 < len(cache) else (1 << 63) - 1
+            self.bounds.setdefault(e.epoch, (e.start_offset, end))
+        self.order = FileOrder(source.base_offset, source.base_offset - 1)
+        self.carry: dict[str, np.ndarray] | None = None
+        self.runs: list[Run] = []
+        self.rejected: list[Rejected] = []
+        self.open: Run | None = None
+        # the offsets each defect may hide: between the valid batches around it in the file
+        self.context: list[tuple[int, int, int, int]] = []
+        self.waiting: list[tuple[int, int]] = []  # (defect position, offset after the valid batch before it)
+        self.last_valid = source.base_offset - 1
+
+    def feed(self, cols: SegmentColumns) -> None:
+        """The next window."""
+        h = cols.headers
+        ok = cols.crc_valid if cols.crc_valid is not None else np.ones(len(cols), dtype=bool)
+        arr = {"pos": cols.positions[ok].astype(np.int64), "base": h["base_offset"][ok].astype(np.int64),
+               "size": h["batch_length"][ok].astype(np.int64) + rb.LOG_OVERHEAD,
+               "epoch": h["partition_leader_epoch"][ok].astype(np.int64),
+               "records": h["records_count"][ok].astype(np.int64)}
+        arr["last"] = arr["base"] + h["last_offset_delta"][ok].astype(np.int64)
+        self._context(cols, arr)
+        if self.carry is not None:
+            arr = {f: np.concatenate([self.carry[f], v]) for f, v in arr.items()}
+        if len(arr["pos"]) == 0:
+            self.carry = None
+            return
+        self.carry = {f: v[-1:] for f, v in arr.items()}
+        self._decide(arr, len(arr["pos"]) - 1)
+
+    def _context(self, cols: SegmentColumns, arr: dict[str, np.ndarray]) -> None:
+        pos, base, last = arr["pos"], arr["base"], arr["last"]
+        events = sorted([(d.position, 1, None) for d in cols.defects] +
+                        [(p, 0, i) for i, p in enumerate(pos.tolist())] if cols.defects else [])
+        if not events:
+            if len(pos):
+                for dpos, lo in self.waiting:
+                    self.context.append((self.k, dpos, lo, int(base[0]) - 1))
+                self.waiting = []
+                self.last_valid = int(last[-1])
+            return
+        for p, kind, i in events:
+            if kind == 1:
+                self.waiting.append((p, self.last_valid + 1))
+            else:
+                for dpos, lo in self.waiting:
+                    self.context.append((self.k, dpos, lo, int(base[i]) - 1))
+                self.waiting = []
+                self.last_valid = int(last[i])
+
+    def _decide(self, a: dict[str, np.ndarray], n: int) -> None:
+        """Keep or reject the first ``n`` batches of ``a`` (each has its next batch in ``a``, or is the file's
+        last when ``n`` is all of them): ``consistent_in_file``, called only when the offsets do not simply
+        rise (the common case needs no object per batch)."""
+        if n <= 0:
+            return
+        base, last = a["base"], a["last"]
+        order = self.order
+        if base[0] > order.prev_last and (n == 1 or bool((base[1:n] > last[:n - 1]).all())) and \
+                (n == len(base) or base[n] > last[n - 1]):
+            keep = np.ones(n, dtype=bool)
+            order.prev_last, order.kept_any = int(last[n - 1]), True
+        else:
+            rows = list(zip(a["pos"].tolist(), base.tolist(), last.tolist(), strict=True))
+            kept, rejected = consistent_in_file(self.k, rows, order, n)
+            self.rejected += rejected
+            keep = np.zeros(n, dtype=bool)
+            keep[kept] = True
+        if keep.any():
+            self._runs({f: v[:n][keep] for f, v in a.items()})
+
+    def _runs(self, a: dict[str, np.ndarray]) -> None:
+        pos, size, base, last, epoch = a["pos"], a["size"], a["base"], a["last"], a["epoch"]
+        lineage = np.zeros(len(pos), dtype=bool)
+        for e in np.unique(epoch).tolist():
+            if e in self.bounds:
+                lo, hi = self.bounds[e]
+                m = epoch == e
+                lineage[m] = (base[m] >= lo) & (last[m] < hi)
+        cut = np.flatnonzero((pos[1:] != pos[:-1] + size[:-1]) | (epoch[1:] != epoch[:-1])
+                             | (lineage[1:] != lineage[:-1])) + 1
+        starts = [0, *cut.tolist()]
+        ends = [*cut.tolist(), len(pos)]
+        records = np.add.reduceat(a["records"], starts).tolist()
+        for s, e, n in zip(starts, ends, records, strict=True):
+            first_pos, end_pos = int(pos[s]), int(pos[e - 1] + size[e - 1])
+            ep, lin = int(epoch[s]), bool(lineage[s])
+            o = self.open
+            if o is not None and o.end == first_pos and o.epoch == ep and o.lineage == lin:
+                o.end, o.last_offset, o.batches, o.records = end_pos, int(last[e - 1]), o.batches + e - s, \
+                    o.records + n
+                continue
+            self.open = Run(self.k, first_pos, end_pos, int(base[s]), int(last[e - 1]), ep, e - s, n, lin)
+            self.runs.append(self.open)
+
+    def finish(self) -> None:
+        """The file's end: its last batch is decided, the defects after the last valid batch closed."""
+        if self.carry is not None:
+            self._decide(self.carry, len(self.carry["pos"]))
+            self.carry = None
+        for dpos, lo in self.waiting:
+            self.context.append((self.k, dpos, lo, -1))
+        self.waiting = []
+
+
+def _scan_file(k: int, source: SourceFile, cache: list[LeaderEpochEntry] | None,
+               defects: list[tuple[int, Defect]]) -> tuple[_RunBuilder, int]:
+    """One file scanned a window at a time: its runs, rejected batches, defects and their context."""
+    builder = _RunBuilder(k, source, cache)
+    legacy = 0
+    for cols in scan_windows(source):
+        defects.extend((k, d) for d in cols.defects)
+        legacy += len(cols.legacy)
+        builder.feed(cols)
+    builder.finish()
+    return builder, legacy
 
 
 def _records(source: SourceFile, c: Candidate) -> list[Record]:
@@ -160,11 +318,8 @@ def _classify(sources: list[SourceFile], selection: Selection) -> tuple[list[dic
     """Overlaps as conflicts (some offset holds other content), duplicates (the same batch) and covered (other
     batches holding the same records, e.g. a compacted copy)."""
     conflicts: list[dict[str, Any]] = []
-    duplicates = covered = 0
+    covered = 0
     for n, o in enumerate(selection.overlaps):
-        if o.same:
-            duplicates += 1
-            continue
         if n >= MAX_COMPARED_OVERLAPS:
             conflicts.append(_conflict(sources, o.candidate, o.chosen, None, "not compared (too many overlaps)"))
             continue
@@ -185,7 +340,7 @@ def _classify(sources: list[SourceFile], selection: Selection) -> tuple[list[dic
                                        "records at offsets the chosen batch does not hold (batch boundaries differ)"))
         else:
             covered += 1
-    return conflicts, duplicates, covered
+    return conflicts, selection.duplicates, covered
 
 
 def _conflict(sources: list[SourceFile], c: Candidate, chosen: tuple[Candidate, ...], offsets: list[int] | None,
@@ -213,21 +368,47 @@ def _reference(copies: list[PartitionCopy], leader: int | None) -> tuple[list[Le
     return best.leader_epochs, best.replica, f"{where}:{best.directory.name}/leader-epoch-checkpoint"
 
 
-def _kafka_view(inputs: list[InputDir], now: int) -> dict[tuple[int | None, str], tuple[PartitionRestart, Any]]:
-    """Each input's partitions as Kafka's recovery leaves them (``simulate-restart``)."""
-    out: dict[tuple[int | None, str], tuple[PartitionRestart, Any]] = {}
+KafkaView = dict[tuple[int | None, str], tuple[dict[str, Any] | None, list[tuple[int, int]]]]
+
+
+def _kafka_view(inputs: list[InputDir], now: int) -> KafkaView:
+    """Each input's partitions as Kafka's recovery leaves them (``simulate-restart``), reduced at once to what
+    the account needs (:func:`_kafka_doc`): the restart model's reading of an input is let go before the next
+    one, and before salvage scans, so the two peaks never add up."""
+    out: KafkaView = {}
     for inp in inputs:
         try:
             ri = read_restart_inputs(inp.path)
         except Exception:
             continue
-        result = simulate_restart(ri.log_dir, ri.swaps, RestartOptions(now=now), None, ri.tiered.remote,
-                                  topic_remote_storage(inp.path))
+        result = simulate_restart(ri.log_dir, ri.swaps, RestartOptions(now=now, plan_output=False), None,
+                                  ri.tiered.remote, topic_remote_storage(inp.path))
         parts = {p.directory: p for p in ri.log_dir.partitions}
         for p in result.partitions:
             if p.directory in parts:
-                out[(inp.replica, p.directory)] = (p, parts[p.directory])
+                out[(inp.replica, p.directory)] = _kafka_doc((p, parts[p.directory]))
+        del ri, result, parts
     return out
+
+
+def _kept_batches(entries: Any, start: int, end: int) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+    """The magic 2 batches of a loaded segment's ``entries`` that Kafka keeps (offsets in ``[start, end)``), a
+    window of header columns at a time: (base offsets, last offsets, records) of each window."""
+    step = 1 << 16
+    for lo in range(0, len(entries), step):
+        window = entries[lo:lo + step]
+        cols = header_columns(window) if isinstance(entries, SegmentEntries) else None
+        if cols is None:  # legacy entries or objects: one at a time
+            rows = [(e.base_offset, e.last_offset, e.records_count) for e in window
+                    if isinstance(e, rb.RecordBatch) and e.last_offset < end and e.base_offset >= start]
+            if rows:
+                b, la, n = (np.asarray(c, dtype=np.int64) for c in zip(*rows, strict=True))
+                yield b, la, int(n.sum())
+            continue
+        base = cols["base_offset"].astype(np.int64)
+        last = base + cols["last_offset_delta"]
+        keep = (last < end) & (base >= start)
+        yield base[keep], last[keep], int(cols["records_count"][keep].sum())
 
 
 def _kafka_doc(view: tuple[PartitionRestart, Any] | None) -> tuple[dict[str, Any] | None, list[tuple[int, int]]]:
@@ -239,13 +420,19 @@ def _kafka_doc(view: tuple[PartitionRestart, Any] | None) -> tuple[dict[str, Any
     records = 0
     if end is not None:
         for s in part.segments:
-            for e in s.entries:
-                if isinstance(e, rb.RecordBatch) and e.last_offset < end and e.base_offset >= (p.log_start_offset or 0):
-                    records += e.records_count
-                    if kept and kept[-1][1] + 1 >= e.base_offset:
-                        kept[-1] = (kept[-1][0], max(kept[-1][1], e.last_offset))
+            for base, last, n in _kept_batches(s.entries, p.log_start_offset or 0, end):
+                records += n
+                if not len(base):
+                    continue
+                # consecutive batches with no offset between them make one range
+                cut = np.flatnonzero(base[1:] > last[:-1] + 1) + 1
+                firsts = [int(base[0]), *base[cut].tolist()]
+                lasts = [*last[cut - 1].tolist(), int(last[-1])]
+                for a, b in zip(firsts, lasts, strict=True):
+                    if kept and kept[-1][1] + 1 >= a:
+                        kept[-1] = (kept[-1][0], max(kept[-1][1], b))
                     else:
-                        kept.append((e.base_offset, e.last_offset))
+                        kept.append((a, b))
     return {"outcome": p.outcome, "error": p.error, "log_start_offset": p.log_start_offset, "log_end_offset": end,
             "records": records, "records_lost": p.loss.records, "bytes_truncated": p.bytes_truncated,
             "lost_offsets": None if p.loss.offsets is None else
@@ -272,37 +459,34 @@ def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None 
             metadata += [c for c in copies if c.state is DirState.LIVE and c.replica is None][:1]
             continue
         out.append(_partition(name, copies, inputs, kafka, leader, segment_bytes, index_interval_bytes))
-    return SalvageResult(inputs, out, metadata)
+    return SalvageResult(inputs, out, metadata, index_interval_bytes)
 
 
 def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
-               kafka: dict[tuple[int | None, str], tuple[PartitionRestart, Any]], leader: int | None,
+               kafka: KafkaView, leader: int | None,
                segment_bytes: int, index_interval_bytes: int) -> PartitionSalvage:
     sources = [f for c in copies for f in sorted(c.files, key=lambda f: (f.base_offset, f.kind))]
     infos = [SourceInfo(s.replica, s.kind, s.base_offset) for s in sources]
     defects: list[tuple[int, Defect]] = []
     context: list[tuple[int, int, int, int]] = []
-    candidates: list[Candidate] = []
+    runs: list[Run] = []
     rejected: list[Rejected] = []
     legacy = 0
-    for k, s in enumerate(sources):
-        found, n_legacy = _candidates(k, s, defects, context)
-        legacy += n_legacy
-        kept, rej = consistent_in_file(k, found, s.base_offset)
-        candidates += kept
-        rejected += rej
     cache, preferred, cache_from = _reference(copies, leader)
-    selection = select(candidates, infos, cache, preferred)
+    for k, s in enumerate(sources):
+        built, n_legacy = _scan_file(k, s, cache, defects)
+        legacy += n_legacy
+        runs += built.runs
+        rejected += built.rejected
+        context += built.context
+    selection = select(runs, infos, cache, preferred, _expand(sources))
     rejected += selection.rejected
-    del candidates
+    del runs
     conflicts, duplicates, covered = _classify(sources, selection)
-    states, _ = transaction_states(selection.chosen)
     topic, _, num = name.rpartition("-")
-    view = kafka.get((preferred, name)) or kafka.get((None, name))
-    kafka_doc, kept_ranges = _kafka_doc(view)
+    kafka_doc, kept_ranges = kafka.get((preferred, name)) or kafka.get((None, name)) or (None, [])
+    kept_ranges = _merge(kept_ranges)
     base = kafka_doc["log_start_offset"] if kafka_doc and kafka_doc["log_start_offset"] is not None else 0
-    plan = plan_log(selection.chosen, segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes,
-                    empty_base=base)
     meta = next((c.partition_metadata for c in copies if c.partition_metadata is not None
                  and c.state is DirState.LIVE and c.replica == preferred), None) or \
         next((c.partition_metadata for c in copies if c.partition_metadata is not None), None)
@@ -311,9 +495,35 @@ def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
         if inp.replica == preferred and inp.data is not None:
             cp = inp.data.checkpoints.get(REPLICATION_OFFSET_CHECKPOINT) or {}
             hw = next((v for k, v in cp.items() if str(k) == name), None)
-    return PartitionSalvage(name, topic, int(num), sources, selection, rejected, defects, legacy, states, plan,
-                            conflicts, duplicates, covered, cache_from, meta, kafka_doc, hw, context,
-                            _merge(kept_ranges))
+    part = PartitionSalvage(name, topic, int(num), sources, selection, rejected, defects, legacy, bytearray(),
+                            LogPlan([], {}, [], base, base, [], [], []), conflicts, duplicates, covered, cache_from,
+                            meta, kafka_doc, hw, context, kept_ranges)
+    # one pass over the chosen batches, in offset order: the repaired log's plan, the transaction states and the
+    # account (nothing per batch is kept but its one-byte transaction state)
+    planner = LogPlanner(segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes, empty_base=base)
+    txns = TransactionStates(planner.psm)
+    acc = part.account
+    for c in chosen_batches(part):
+        planner.add(c)
+        txns.add(c)
+        acc.batches += 1
+        acc.records += c.records
+        row = acc.by_source.get(c.source)
+        if row is None:
+            row = acc.by_source[c.source] = [0, 0, c.base_offset, c.last_offset, 0]
+        row[0] += 1
+        row[1] += c.records
+        row[3] = c.last_offset
+        if not _covered(kept_ranges, c.base_offset, c.last_offset):
+            acc.beyond += c.records
+            row[4] += c.records
+        if not c.control:
+            acc.data_records += c.records
+    part.plan = planner.finish()
+    part.states, counts = txns.finish()
+    counts["none"] = acc.data_records - sum(counts.values())
+    acc.states = counts
+    return part
 
 
 # --- the account -------------------------------------------------------------------------------------------------
@@ -330,27 +540,19 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _covered(ranges: list[tuple[int, int]], a: int, b: int) -> bool:
-    return any(x <= a and b <= y for x, y in ranges)
+    """Whether ``[a, b]`` lies in one of ``ranges`` (merged, in order)."""
+    i = bisect_right(ranges, (a, INT64_MAX)) - 1
+    return i >= 0 and ranges[i][0] <= a and b <= ranges[i][1]
+
+
+INT64_MAX = (1 << 63) - 1
 
 
 def partition_document(p: PartitionSalvage) -> dict[str, Any]:
     """One partition's account, as ``--format json`` prints it."""
-    chosen = p.selection.chosen
-    by_source: dict[int, list[int]] = {}
-    beyond = 0
-    states: dict[str, int] = {"committed": 0, "aborted": 0, "open": 0, "none": 0}
-    for c, st in zip(chosen, p.states, strict=True):
-        acc = by_source.setdefault(c.source, [0, 0, c.base_offset, c.last_offset, 0])
-        acc[0] += 1
-        acc[1] += c.records
-        acc[3] = c.last_offset
-        if not _covered(p.kafka_kept, c.base_offset, c.last_offset):
-            beyond += c.records
-            acc[4] += c.records
-        if not c.control:
-            states[st or "none"] += c.records
+    acc = p.account
     lost = []
-    for a, b in gaps(chosen):
+    for a, b in p.plan.gaps:
         hidden = [{"file": p.sources[k].label, "position": pos} for k, pos, lo, hi in p.offset_context
                   if lo <= b and (hi < 0 or hi >= a)]
         lost.append({"from": a, "to": b, "count": b - a + 1,
@@ -364,18 +566,19 @@ def partition_document(p: PartitionSalvage) -> dict[str, Any]:
     return {
         "partition": p.name, "topic": p.topic, "number": p.partition,
         "kafka": p.kafka,
-        "salvage": {"batches": len(chosen), "records": sum(c.records for c in chosen),
-                    "records_beyond_kafka": beyond,
+        "salvage": {"batches": acc.batches, "records": acc.records,
+                    "records_beyond_kafka": acc.beyond,
                     "log_start_offset": p.plan.log_start_offset, "log_end_offset": end,
                     "segments": len(p.plan.segments), "choice": p.selection.lineage,
                     "epoch_cache": p.epoch_cache_from,
-                    "transactions": states, "open_transactions": [
+                    "transactions": {k: acc.states.get(k, 0) for k in ("committed", "aborted", "open", "none")},
+                    "open_transactions": [
                         {"producer_id": t.producer_id, "first_offset": t.first_offset}
                         for t in p.plan.open_transactions],
                     "refused_by_kafka_at": p.plan.invalid_txn},
         "sources": [{"file": p.sources[k].label, "kind": p.sources[k].kind, "replica": p.sources[k].replica,
                      "batches": v[0], "records": v[1], "from": v[2], "to": v[3], "records_beyond_kafka": v[4]}
-                    for k, v in sorted(by_source.items())],
+                    for k, v in sorted(acc.by_source.items())],
         "lost": lost,
         "conflicts": p.conflicts,
         "duplicates": p.duplicates, "covered_by_chosen": p.covered,
@@ -413,10 +616,11 @@ def export_rows(result: SalvageResult, *, binary: bool = False) -> Iterator[dict
     """One row per salvaged data record, in partition and offset order (bytes as base64, or raw with ``binary``)."""
     enc = (lambda b: b) if binary else _b64
     for p in result.partitions:
-        for c, st in zip(p.selection.chosen, p.states, strict=True):
+        for c, code in zip(chosen_batches(p), p.states, strict=True):
             if c.control:
                 continue
             s = p.sources[c.source]
+            st = STATES[code] or "none"
             for r in _records(s, c):
                 yield {"topic": p.topic, "partition": p.partition, "offset": r.offset, "timestamp": r.timestamp,
                        "timestamp_type": "LogAppendTime" if c.attributes & 0x08 else "CreateTime",
@@ -426,8 +630,13 @@ def export_rows(result: SalvageResult, *, binary: bool = False) -> Iterator[dict
                        "producer_id": None if c.producer_id < 0 else c.producer_id,
                        "producer_epoch": None if c.producer_id < 0 else c.producer_epoch,
                        "sequence": None if r.sequence < 0 else r.sequence,
-                       "transaction_state": st or "none", "leader_epoch": c.epoch,
+                       "transaction_state": st, "leader_epoch": c.epoch,
                        "file": s.label, "position": c.position, "replica": s.replica, "source_kind": s.kind}
+
+
+def data_records(result: SalvageResult) -> int:
+    """The salvaged data records (not markers) of every partition."""
+    return sum(p.account.data_records for p in result.partitions)
 
 
 # --- the repaired log dir ----------------------------------------------------------------------------------------
@@ -435,14 +644,31 @@ def export_rows(result: SalvageResult, *, binary: bool = False) -> Iterator[dict
 Content = bytes | Iterator[bytes]
 
 
-def _segment_bytes(p: PartitionSalvage, batches: list[int]) -> Iterator[bytes]:
-    for k in batches:
-        c = p.selection.chosen[k]
-        data = read_span(p.sources[c.source].path, c.position, c.size)
-        if len(data) != c.size:
-            raise UnreadableInputError(str(p.sources[c.source].path), f"changed while read: {c.size} bytes at byte "
-                                       f"{c.position} expected, {len(data)} read")
-        yield data
+def _segment_bytes(p: PartitionSalvage, seg: SegmentPlan) -> Iterator[bytes]:
+    """A planned segment's bytes: its pieces of source files, copied a chunk at a time."""
+    for k, start, end in seg.pieces:
+        path = p.sources[k].path
+        got = 0
+        for data in read_range(path, start, end):
+            got += len(data)
+            yield data
+        if got != end - start:
+            raise UnreadableInputError(str(path), f"changed while read: {end - start} bytes at byte {start} "
+                                       f"expected, {got} read")
+
+
+def _segment_indexes(p: PartitionSalvage, seg: SegmentPlan, interval: int) -> IndexState:
+    """A planned segment's offset and time indexes, from its batches' headers read again."""
+    def batches() -> Iterator[tuple[int, int, int]]:
+        for k, start, end in seg.pieces:
+            for cols in scan_windows(p.sources[k], start, end, verify_crc=False):
+                h = cols.headers
+                keep = cols.positions < end
+                sizes = (h["batch_length"][keep].astype(np.int64) + rb.LOG_OVERHEAD).tolist()
+                lasts = (h["base_offset"][keep] + h["last_offset_delta"][keep]).tolist()
+                yield from zip(sizes, lasts, h["max_timestamp"][keep].tolist(), strict=True)
+
+    return segment_indexes(batches(), interval)
 
 
 def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
@@ -459,11 +685,13 @@ def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
         plan = p.plan
         d = p.name
         for seg in plan.segments:
-            yield f"{d}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", _segment_bytes(p, seg.batches)
+            idx = _segment_indexes(p, seg, result.index_interval_bytes)
             yield f"{d}/{segment_file_name(seg.base_offset, INDEX_SUFFIX)}", \
-                offset_index.build_offset_index(seg.index, seg.base_offset)
+                offset_index.build_offset_index(idx.index_entries(), seg.base_offset)
             yield f"{d}/{segment_file_name(seg.base_offset, TIME_INDEX_SUFFIX)}", \
-                time_index.build_time_index(seg.times, seg.base_offset)
+                time_index.build_time_index(idx.time_entries(), seg.base_offset)
+            del idx
+            yield f"{d}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", _segment_bytes(p, seg)
             if seg.aborted:
                 yield f"{d}/{segment_file_name(seg.base_offset, TXN_INDEX_SUFFIX)}", \
                     txn_index.build_txn_index(seg.aborted)

@@ -12,7 +12,14 @@ import orjson
 import typer
 
 from kafkatool.analysis.reproduce import Options, reproduce
-from kafkatool.analysis.salvage import SalvageResult, export_rows, repaired_layout, salvage, salvage_document
+from kafkatool.analysis.salvage import (
+    SalvageResult,
+    data_records,
+    export_rows,
+    repaired_layout,
+    salvage,
+    salvage_document,
+)
 from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
 from kafkatool.engine.reproduce import (
     load_progress,
@@ -83,8 +90,7 @@ def produce_to(result: SalvageResult, bootstrap: str, inputs: list[Path], *, top
     def save(doc: dict) -> None:
         write_atomic(Path(progress_file or ""), orjson.dumps(doc, option=orjson.OPT_INDENT_2))
 
-    total = sum(sum(c.records for c, st in zip(p.selection.chosen, p.states, strict=True) if not c.control)
-                for p in result.partitions)
+    total = data_records(result)
     try:
         with count_progress(total, f"re-producing to {bootstrap}", enabled=wants_bar(quiet=quiet)) as advance:
             summary = reproduce(result, target, progress, opts, save=save if progress_file is not None else None,

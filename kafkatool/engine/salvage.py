@@ -21,8 +21,10 @@ a segment and deletes every later segment. Salvage keeps every batch that can be
 
 from __future__ import annotations
 
-import itertools
+from array import array
 from bisect import bisect_right, insort
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kafkatool.model import AbortedTxn, LeaderEpochEntry, OffsetIndexEntry, ProducerSnapshotEntry, TimeIndexEntry
@@ -81,11 +83,38 @@ class Rejected:
 
 @dataclass(frozen=True, slots=True)
 class Overlap:
-    """A batch of another copy that overlaps chosen batches: ``same`` when it is the very batch chosen."""
+    """A batch of another copy that overlaps chosen batches (and is not the very batch chosen)."""
 
     candidate: Candidate
     chosen: tuple[Candidate, ...]
-    same: bool
+
+
+@dataclass(slots=True)
+class Run:
+    """Consecutive trusted batches of one file: contiguous bytes ``[position, end)``, rising offsets, one leader
+    epoch and one lineage verdict, so one rank: they are chosen together unless another copy overlaps them. A
+    partition of millions of batches is a handful of runs (memory stays bounded)."""
+
+    source: int
+    position: int
+    end: int
+    base_offset: int
+    last_offset: int
+    epoch: int
+    batches: int
+    records: int
+    lineage: bool = False
+
+    @classmethod
+    def starting(cls, c: Candidate, lineage: bool) -> Run:
+        """The run of ``c`` alone (:meth:`extend` adds the next batches)."""
+        return cls(c.source, c.position, c.position + c.size, c.base_offset, c.last_offset, c.epoch, 1, c.records,
+                   lineage)
+
+    def extend(self, c: Candidate) -> None:
+        """Add the batch that follows the run in its file."""
+        self.end, self.last_offset, self.batches, self.records = c.position + c.size, c.last_offset, \
+            self.batches + 1, self.records + c.records
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,37 +128,55 @@ class SourceInfo:
 
 @dataclass
 class Selection:
-    """The batches chosen (in offset order), those rejected, and the overlaps between copies."""
+    """The runs chosen (in offset order), the overlaps between copies (not the duplicates: those are counted), and
+    the runs left out because their leader epoch falls below an earlier chosen one's (:func:`rising_epochs`)."""
 
-    chosen: list[Candidate]
-    rejected: list[Rejected]
+    chosen: list[Run]
     overlaps: list[Overlap]
+    duplicates: int
     lineage: str
+    rejected: list[Rejected] = field(default_factory=list)
 
 
-def consistent_in_file(source: int, batches: list[Candidate], file_base: int) -> tuple[list[Candidate], list[Rejected]]:
-    """The batches of one file (CRC-valid, in file order) whose offsets rise without overlap, and the others.
+@dataclass
+class FileOrder:
+    """Where :func:`consistent_in_file` stands in one file: the last kept batch's last offset, and whether any
+    batch was kept yet (a window of the file is decided at a time)."""
+
+    file_base: int
+    prev_last: int
+    kept_any: bool = False
+
+
+def consistent_in_file(source: int, batches: Sequence[tuple[int, int, int]], state: FileOrder,
+                       decide: int | None = None) -> tuple[list[int], list[Rejected]]:
+    """Of one file's CRC-valid batches (position, base offset, last offset; in file order), the first ``decide``
+    (all by default; the others are only the next batches they are checked against): the indexes of those whose
+    offsets rise without overlap, and the others. ``state`` carries the file's order from one call to the next.
 
     A batch that overlaps the next one while the next follows the previous kept one is the odd one out (its own
     base offset field is damaged); otherwise the later batch is left out."""
-    kept: list[Candidate] = []
+    kept: list[int] = []
     rejected: list[Rejected] = []
-    prev_last = file_base - 1
-    for i, b in enumerate(batches):
-        nxt = batches[i + 1] if i + 1 < len(batches) else None
-        if b.base_offset <= prev_last:
-            rejected.append(Rejected(source, b.position, b.base_offset, b.last_offset,
-                                     f"base offset {b.base_offset} is not above the previous batch's last offset "
-                                     f"{prev_last}" if kept else
-                                     f"base offset {b.base_offset} is below the file's base offset {file_base}"))
+    prev_last = state.prev_last
+    for i in range(len(batches) if decide is None else decide):
+        pos, base, last = batches[i]
+        nxt = batches[i + 1][1] if i + 1 < len(batches) else None
+        if base <= prev_last:
+            rejected.append(Rejected(source, pos, base, last,
+                                     f"base offset {base} is not above the previous batch's last offset "
+                                     f"{prev_last}" if state.kept_any else
+                                     f"base offset {base} is below the file's base offset {state.file_base}"))
             continue
-        if nxt is not None and b.last_offset >= nxt.base_offset > prev_last:
-            rejected.append(Rejected(source, b.position, b.base_offset, b.last_offset,
-                                     f"last offset {b.last_offset} is not below the next batch's base offset "
-                                     f"{nxt.base_offset} (the offset fields are outside the CRC)"))
+        if nxt is not None and last >= nxt > prev_last:
+            rejected.append(Rejected(source, pos, base, last,
+                                     f"last offset {last} is not below the next batch's base offset {nxt} "
+                                     "(the offset fields are outside the CRC)"))
             continue
-        kept.append(b)
-        prev_last = b.last_offset
+        kept.append(i)
+        prev_last = last
+        state.kept_any = True
+    state.prev_last = prev_last
     return kept, rejected
 
 
@@ -142,109 +189,280 @@ def on_lineage(cache: list[LeaderEpochEntry], epoch: int, base: int, last: int) 
     return False
 
 
-def select(candidates: list[Candidate], sources: list[SourceInfo], cache: list[LeaderEpochEntry] | None,
-           preferred_replica: int | None) -> Selection:
-    """Choose, offset by offset, one batch among the copies (see the module docstring for the order)."""
-    def rank(c: Candidate) -> tuple[int, int, int, int, int, int]:
-        info = sources[c.source]
-        lineage = 0 if cache and on_lineage(cache, c.epoch, c.base_offset, c.last_offset) else 1
-        return (lineage, -c.epoch, KIND_RANK.get(info.kind, 9), 0 if info.replica == preferred_replica else 1,
-                c.source, c.position)
+def _hits(starts: list[int], by_start: dict[int, Run], base: int, last: int) -> list[Run]:
+    """The chosen runs whose offset range meets ``[base, last]``, in offset order (chosen ranges never meet)."""
+    i = bisect_right(starts, last) - 1
+    hit: list[Run] = []
+    while i >= 0 and by_start[starts[i]].last_offset >= base:
+        hit.append(by_start[starts[i]])
+        i -= 1
+    return hit[::-1]
+
+
+Expand = Callable[["Run"], Iterable[Candidate]]
+
+
+def _compete(r: Run, hits: list[Run], expand: Expand) -> tuple[list[Run], dict[int, list[int]], int, list[Overlap]]:
+    """``r``'s batches against the batches of the chosen runs it meets (``hits``), both walked in offset order
+    side by side: the runs of ``r``'s batches that meet no chosen batch (cut wherever a chosen batch lies between
+    two of them), where each hit run must be cut so that no such run falls inside it (byte positions by run
+    ``id``), the duplicates (the very batch chosen) and the other overlaps."""
+    chosen = ((h, c) for h in hits for c in expand(h))
+    nxt = next(chosen, None)
+    pending: deque[tuple[Run, Candidate]] = deque()  # chosen batches not wholly before the current one
+    prev: tuple[Run, Candidate] | None = None  # the last chosen batch wholly before it
+    free: list[Run] = []
+    cuts: dict[int, list[int]] = {}
+    cur: Run | None = None
+    duplicates = 0
+    overlaps: list[Overlap] = []
+    for c in expand(r):
+        passed = False
+        while pending and pending[0][1].last_offset < c.base_offset:
+            prev, passed = pending.popleft(), True
+        while nxt is not None and nxt[1].base_offset <= c.last_offset:
+            if nxt[1].last_offset < c.base_offset:
+                prev, passed = nxt, True
+            else:
+                pending.append(nxt)
+            nxt = next(chosen, None)
+        if pending:  # every one meets c: it ends at or after c's base and starts at or before c's last
+            hit = tuple(ch for _, ch in pending)
+            if len(hit) == 1 and (hit[0].base_offset, hit[0].last_offset, hit[0].crc) == \
+                    (c.base_offset, c.last_offset, c.crc):
+                duplicates += 1
+            else:
+                overlaps.append(Overlap(c, hit))
+            cur = None
+            continue
+        if cur is not None and not passed and cur.end == c.position:
+            cur.extend(c)
+            continue
+        cur = Run.starting(c, r.lineage)
+        free.append(cur)
+        after = nxt  # the chosen batch after c (none pending)
+        if prev is not None and after is not None and prev[0] is after[0]:
+            cuts.setdefault(id(after[0]), []).append(after[1].position)
+    return free, cuts, duplicates, overlaps
+
+
+def _cut(h: Run, at: list[int], expand: Expand) -> list[Run]:
+    """``h`` cut into runs before each batch at a byte position of ``at``."""
+    out: list[Run] = []
+    points = set(at)
+    for c in expand(h):
+        if out and c.position not in points:
+            out[-1].extend(c)
+        else:
+            out.append(Run.starting(c, h.lineage))
+    return out
+
+
+def select(runs: list[Run], sources: list[SourceInfo], cache: list[LeaderEpochEntry] | None,
+           preferred_replica: int | None, expand: Expand) -> Selection:
+    """Choose, offset by offset, one batch among the copies (see the module docstring for the order).
+
+    Runs are taken best first; a run that meets no chosen run is chosen whole. One that meets some is walked
+    batch by batch (``expand`` reads a run's batches, in offset order) beside the batches of the runs it meets
+    (:func:`_compete`): the outcome is that of ranking every batch on its own (a run's batches share their rank
+    and follow each other in it), and what is held is runs, never a batch per batch, even for whole copies that
+    duplicate each other."""
+    def rank(r: Run) -> tuple[int, int, int, int, int, int]:
+        info = sources[r.source]
+        return (0 if r.lineage else 1, -r.epoch, KIND_RANK.get(info.kind, 9),
+                0 if info.replica == preferred_replica else 1, r.source, r.position)
 
     starts: list[int] = []
-    by_start: dict[int, Candidate] = {}
+    by_start: dict[int, Run] = {}
     overlaps: list[Overlap] = []
-    for c in sorted(candidates, key=rank):
-        i = bisect_right(starts, c.last_offset) - 1
-        hit: list[Candidate] = []
-        while i >= 0 and by_start[starts[i]].last_offset >= c.base_offset:
-            hit.append(by_start[starts[i]])
-            i -= 1
-        if hit:
-            same = len(hit) == 1 and (hit[0].base_offset, hit[0].last_offset, hit[0].crc) == \
-                (c.base_offset, c.last_offset, c.crc)
-            overlaps.append(Overlap(c, tuple(reversed(hit)), same))
+    duplicates = 0
+
+    def put(r: Run) -> None:
+        insort(starts, r.base_offset)
+        by_start[r.base_offset] = r
+
+    for r in sorted(runs, key=rank):
+        hits = _hits(starts, by_start, r.base_offset, r.last_offset)
+        if not hits:
+            put(r)
             continue
-        insort(starts, c.base_offset)
-        by_start[c.base_offset] = c
+        free, cuts, dup, found = _compete(r, hits, expand)
+        duplicates += dup
+        overlaps += found
+        for h in hits:
+            if id(h) in cuts:
+                starts.pop(bisect_right(starts, h.base_offset) - 1)
+                del by_start[h.base_offset]
+                for piece in _cut(h, cuts[id(h)], expand):
+                    put(piece)
+        for f in free:
+            put(f)
     how = "final leader's epoch cache" if cache else "highest leader epoch (no epoch cache)"
     chosen, off_lineage = rising_epochs([by_start[s] for s in starts])
-    return Selection(chosen, off_lineage, overlaps, how)
+    return Selection(chosen, overlaps, duplicates, how, off_lineage)
 
 
-def rising_epochs(chosen: list[Candidate]) -> tuple[list[Candidate], list[Rejected]]:
-    """The chosen batches (in offset order) whose leader epoch never falls below an earlier one's, and the others.
+def rising_epochs(chosen: list[Run]) -> tuple[list[Run], list[Rejected]]:
+    """The chosen runs (in offset order) whose leader epoch never falls below an earlier one's, and the others.
 
     A Kafka log's epochs only rise along its offsets: ``LeaderEpochFileCache.assign`` of a lower epoch at a later
     offset truncates the later entries, and a broker loading such a log is left with an epoch cache that no longer
     describes it (its consumers' offset validation stalls; seen live after an unclean election, the old leader's
     epoch-0 suffix placed after the new leader's epoch-2 batches). A copy's batches past the final leader's log
-    with an older epoch are the diverged suffix a follower would truncate: left out, and named."""
-    kept: list[Candidate] = []
+    with an older epoch are the diverged suffix a follower would truncate: left out, and named (a run shares one
+    epoch, so a run is kept or left out whole)."""
+    kept: list[Run] = []
     left: list[Rejected] = []
     top, top_at = -1, -1
-    for c in chosen:
-        if 0 <= c.epoch < top:
-            left.append(Rejected(c.source, c.position, c.base_offset, c.last_offset,
-                                 f"leader epoch {c.epoch} below epoch {top} of the batch at offset {top_at} before "
+    for r in chosen:
+        if 0 <= r.epoch < top:
+            left.append(Rejected(r.source, r.position, r.base_offset, r.last_offset,
+                                 f"leader epoch {r.epoch} below epoch {top} of the batch at offset {top_at} before "
                                  f"it: off the final leader's lineage (a log's epochs only rise)"))
             continue
-        if c.epoch > top:
-            top, top_at = c.epoch, c.base_offset
-        kept.append(c)
+        if r.epoch > top:
+            top, top_at = r.epoch, r.base_offset
+        kept.append(r)
     return kept, left
 
 
-def transaction_states(chosen: list[Candidate]) -> tuple[list[str | None], ProducerStateManager]:
-    """Each chosen batch's transaction state (``committed``, ``aborted``, ``open``; ``None`` outside a
-    transaction), from the markers, as ``ProducerStateManager`` pairs them; and the manager after the replay."""
-    psm = ProducerStateManager(keep_committed=True, refuse_invalid_txn=False)
-    txn_of: list[Transaction | None] = []
-    for c in chosen:
-        txn = None
+class TransactionStates:
+    """Each chosen batch's transaction state, fed in offset order: ``committed``, ``aborted``, ``open`` (``None``
+    outside a transaction), from the markers, as ``ProducerStateManager`` pairs them. A batch's state is known
+    only once its transaction ends, so each is kept as a one-byte code (:data:`STATES`) until :meth:`finish`."""
+
+    def __init__(self, psm: ProducerStateManager | None = None) -> None:
+        self.own = psm is None  # else the planner's manager, which has already taken each batch
+        self.psm = psm or ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)
+        self.codes = bytearray()
+        self.txns: list[Transaction] = []
+        self._index: dict[int, int] = {}
+        self.pending = array("q")  # (batch number, transaction number) pairs, flattened
+        self.records = array("q")  # data records of each transaction
+
+    def add(self, c: Candidate) -> None:
+        """The next chosen batch."""
+        psm = self.psm
+        code = 0
         if c.producer_id >= 0:
             if c.control:
-                if c.marker != NO_MARKER:
+                if c.marker != NO_MARKER and self.own:
                     psm.append_end_txn_marker(c.producer_id, c.producer_epoch, c.coordinator_epoch,
                                               c.marker == ABORT_MARKER, c.base_offset, c.max_timestamp)
             else:
-                psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset, c.last_offset,
-                                c.max_timestamp, c.transactional)
+                if self.own:
+                    psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset,
+                                    c.last_offset, c.max_timestamp, c.transactional)
                 if c.transactional:
                     first = psm.producers[c.producer_id].current_txn_first_offset
                     txn = psm.ongoing.get(first) if first is not None else None
-        psm.map_end_offset = c.last_offset + 1
-        txn_of.append(txn)
-    states: list[str | None] = []
-    for c, txn in zip(chosen, txn_of, strict=True):
+                    if txn is not None:
+                        k = self._index.get(id(txn))
+                        if k is None:
+                            k = self._index[id(txn)] = len(self.txns)
+                            self.txns.append(txn)
+                            self.records.append(0)
+                        self.pending.extend((len(self.codes), k))
+                        self.records[k] += c.records
+                        code = 2
         if c.control:
-            states.append("marker" if c.marker != NO_MARKER else None)
-        elif txn is None:
-            states.append(None)
-        else:
-            states.append("open" if txn.aborted is None else "aborted" if txn.aborted else "committed")
-    return states, psm
+            code = 1 if c.marker != NO_MARKER else 0
+        if self.own:
+            psm.map_end_offset = c.last_offset + 1
+        self.codes.append(code)
+
+    def finish(self) -> tuple[bytearray, dict[str, int]]:
+        """The codes of every batch fed (:data:`STATES`), and the data records by state of the transactions."""
+        final = bytes(2 if t.aborted is None else 3 if t.aborted else 4 for t in self.txns)
+        for i in range(0, len(self.pending), 2):
+            self.codes[self.pending[i]] = final[self.pending[i + 1]]
+        counts = {"committed": 0, "aborted": 0, "open": 0}
+        for code, n in zip(final, self.records, strict=True):
+            counts[STATES[code] or "none"] += n
+        self.pending = array("q")
+        self._index.clear()
+        return self.codes, counts
+
+
+#: A batch's transaction state by code (``TransactionStates``): none, a marker, then the three outcomes.
+STATES: tuple[str | None, ...] = (None, "marker", "open", "aborted", "committed")
+
+
+class IndexState:
+    """One segment's offset and time indexes as ``LogSegment.append`` builds them (an offset index entry every
+    ``index.interval.bytes``, a time index entry with it, ``TimeIndex.maybeAppend`` only for a rising
+    timestamp). The planner counts the entries (a full index rolls the segment); the writer keeps them, as
+    int64 arrays (16 bytes an entry: a 1 GiB segment of small batches has some 250,000)."""
+
+    __slots__ = ("index", "index_count", "interval", "keep", "last_time", "max_ts", "max_ts_offset", "since_index",
+                 "size", "time_count", "times")
+
+    def __init__(self, interval: int, keep: bool) -> None:
+        self.interval = interval
+        self.keep = keep
+        self.index = array("q")  # offset, position, offset, position, ...
+        self.times = array("q")  # timestamp, offset, ...
+        self.index_count = self.time_count = self.since_index = self.size = 0
+        self.last_time = self.max_ts = self.max_ts_offset = -1
+
+    def time_entry(self) -> None:
+        """``TimeIndex.maybeAppend``: only a timestamp above the last entry's."""
+        if self.max_ts > self.last_time and self.max_ts >= 0:
+            self.last_time = self.max_ts
+            self.time_count += 1
+            if self.keep:
+                self.times.extend((self.max_ts, self.max_ts_offset))
+
+    def add(self, size: int, last_offset: int, max_timestamp: int) -> None:
+        """The next batch of the segment."""
+        if max_timestamp > self.max_ts:
+            self.max_ts, self.max_ts_offset = max_timestamp, last_offset
+        if self.since_index > self.interval:
+            self.index_count += 1
+            if self.keep:
+                self.index.extend((last_offset, self.size))
+            self.time_entry()
+            self.since_index = 0
+        self.since_index += size
+        self.size += size
+
+    def index_entries(self) -> Iterator[OffsetIndexEntry]:
+        """The offset index entries kept."""
+        ix = self.index
+        return (OffsetIndexEntry(ix[i], ix[i + 1]) for i in range(0, len(ix), 2))
+
+    def time_entries(self) -> Iterator[TimeIndexEntry]:
+        """The time index entries kept."""
+        tx = self.times
+        return (TimeIndexEntry(tx[i], tx[i + 1]) for i in range(0, len(tx), 2))
 
 
 @dataclass
 class SegmentPlan:
-    """One output segment: its batches (indexes into the chosen list) and rebuilt indexes."""
+    """One output segment: its offsets, its bytes as pieces of source files (``[source, start, end]``, each a
+    byte range of whole batches) and its aborted transactions; its indexes are rebuilt as it is written."""
 
     base_offset: int
-    batches: list[int] = field(default_factory=list)
-    size: int = 0
-    index: list[OffsetIndexEntry] = field(default_factory=list)
-    times: list[TimeIndexEntry] = field(default_factory=list)
+    last_offset: int = -1
+    batches: int = 0
+    pieces: list[list[int]] = field(default_factory=list)
     aborted: list[AbortedTxn] = field(default_factory=list)
-    since_index: int = 0
-    max_ts: int = -1
-    max_ts_offset: int = -1
+    indexes: IndexState | None = None
 
-    def time_entry(self) -> None:
-        """``TimeIndex.maybeAppend``: only a timestamp above the last entry's."""
-        last = self.times[-1].timestamp if self.times else -1
-        if self.max_ts > last and self.max_ts >= 0:
-            self.times.append(TimeIndexEntry(self.max_ts, self.max_ts_offset))
+    @property
+    def size(self) -> int:
+        """The segment's bytes."""
+        return sum(e - s for _, s, e in self.pieces)
+
+
+def segment_indexes(batches: Iterable[tuple[int, int, int]], interval: int) -> IndexState:
+    """A written segment's indexes from its batches' (size, last offset, max timestamp), as the planner counted
+    them (the same :class:`IndexState`)."""
+    state = IndexState(interval, keep=True)
+    for size, last, ts in batches:
+        state.add(size, last, ts)
+    state.time_entry()
+    return state
 
 
 @dataclass
@@ -258,40 +476,53 @@ class LogPlan:
     log_end_offset: int
     open_transactions: list[Transaction]
     invalid_txn: list[int]
+    gaps: list[tuple[int, int]]
 
 
-def plan_log(chosen: list[Candidate], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-             index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-             segment_index_bytes: int = DEFAULT_SEGMENT_INDEX_BYTES, empty_base: int = 0) -> LogPlan:
-    """Lay the chosen batches out as ``UnifiedLog.append`` would (see the module docstring)."""
-    max_entries = segment_index_bytes // 12  # the time index fills first (12-byte entries)
-    psm = ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)
-    epochs = LeaderEpochCache()
-    segments: list[SegmentPlan] = []
-    snapshots: dict[int, list[ProducerSnapshotEntry]] = {}
-    invalid: list[int] = []
-    seg: SegmentPlan | None = None
-    for k, c in enumerate(chosen):
-        if seg is None or (seg.batches and (seg.size > segment_bytes - c.size
+class LogPlanner:
+    """Lay the chosen batches out as ``UnifiedLog.append`` would (see the module docstring), fed in offset order:
+    what is kept per batch is a few counters, so a log of any size plans in bounded memory."""
+
+    def __init__(self, *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+                 index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+                 segment_index_bytes: int = DEFAULT_SEGMENT_INDEX_BYTES, empty_base: int = 0) -> None:
+        self.segment_bytes = segment_bytes
+        self.interval = index_interval_bytes
+        self.max_entries = segment_index_bytes // 12  # the time index fills first (12-byte entries)
+        self.empty_base = empty_base
+        self.psm = ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)
+        self.epochs = LeaderEpochCache()
+        self.segments: list[SegmentPlan] = []
+        self.snapshots: dict[int, list[ProducerSnapshotEntry]] = {}
+        self.invalid: list[int] = []
+        self.gaps: list[tuple[int, int]] = []
+        self.seg: SegmentPlan | None = None
+        self.first = -1
+        self.last = -1
+
+    def add(self, c: Candidate) -> None:
+        """The next chosen batch."""
+        seg, psm = self.seg, self.psm
+        if seg is None or (seg.batches and (seg.indexes.size > self.segment_bytes - c.size  # type: ignore[union-attr]
                                             or c.last_offset - seg.base_offset > INT_MAX
-                                            or len(seg.times) >= max_entries or len(seg.index) >= max_entries)):
+                                            or seg.indexes.time_count >= self.max_entries  # type: ignore[union-attr]
+                                            or seg.indexes.index_count >= self.max_entries)):  # type: ignore[union-attr]
             if seg is not None:
-                seg.time_entry()
+                seg.indexes.time_entry()  # type: ignore[union-attr]
                 psm.map_end_offset = c.base_offset
                 taken = psm.take_snapshot()
                 if taken is not None:
-                    snapshots[c.base_offset] = taken
-            seg = SegmentPlan(c.base_offset)
-            segments.append(seg)
+                    self.snapshots[c.base_offset] = taken
+            seg = self.seg = SegmentPlan(c.base_offset, indexes=IndexState(self.interval, keep=False))
+            self.segments.append(seg)
+        if self.last >= 0 and c.base_offset > self.last + 1:
+            self.gaps.append((self.last + 1, c.base_offset - 1))
+        if self.first < 0:
+            self.first = c.base_offset
+        self.last = c.last_offset
         if c.epoch >= 0:
-            epochs.assign(c.epoch, c.base_offset)
-        if c.max_timestamp > seg.max_ts:
-            seg.max_ts, seg.max_ts_offset = c.max_timestamp, c.last_offset
-        if seg.since_index > index_interval_bytes:
-            seg.index.append(OffsetIndexEntry(c.last_offset, seg.size))
-            seg.time_entry()
-            seg.since_index = 0
-        seg.since_index += c.size
+            self.epochs.assign(c.epoch, c.base_offset)
+        seg.indexes.add(c.size, c.last_offset, c.max_timestamp)  # type: ignore[union-attr]
         if c.producer_id >= 0:
             if c.control:
                 if c.marker != NO_MARKER:
@@ -303,28 +534,33 @@ def plan_log(chosen: list[Candidate], *, segment_bytes: int = DEFAULT_SEGMENT_BY
             else:
                 entry = psm.producers.get(c.producer_id)
                 if entry is not None and entry.current_txn_first_offset is not None and not c.transactional:
-                    invalid.append(c.base_offset)
+                    self.invalid.append(c.base_offset)
                 psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset, c.last_offset,
                                 c.max_timestamp, c.transactional)
         psm.map_end_offset = c.last_offset + 1
-        seg.batches.append(k)
-        seg.size += c.size
-    if seg is None:
-        segments.append(SegmentPlan(empty_base))
-        end = empty_base
-    else:
-        seg.time_entry()
-        end = chosen[-1].last_offset + 1
-        psm.map_end_offset = end
-        taken = psm.take_snapshot()
-        if taken is not None:
-            snapshots[end] = taken
-    start = chosen[0].base_offset if chosen else empty_base
-    return LogPlan(segments, snapshots, list(epochs.entries), start, end,
-                   sorted(psm.ongoing.values(), key=lambda t: t.first_offset), invalid)
+        seg.batches += 1
+        seg.last_offset = c.last_offset
+        piece = seg.pieces[-1] if seg.pieces else None
+        if piece is not None and piece[0] == c.source and piece[2] == c.position:
+            piece[2] = c.position + c.size
+        else:
+            seg.pieces.append([c.source, c.position, c.position + c.size])
 
-
-def gaps(chosen: list[Candidate]) -> list[tuple[int, int]]:
-    """Offset ranges between chosen batches that no chosen batch holds."""
-    return [(a.last_offset + 1, b.base_offset - 1) for a, b in itertools.pairwise(chosen)
-            if b.base_offset > a.last_offset + 1]
+    def finish(self) -> LogPlan:
+        """The plan, once every chosen batch was fed."""
+        psm = self.psm
+        if self.seg is None:
+            self.segments.append(SegmentPlan(self.empty_base))
+            end = self.empty_base
+        else:
+            self.seg.indexes.time_entry()  # type: ignore[union-attr]
+            end = self.last + 1
+            psm.map_end_offset = end
+            taken = psm.take_snapshot()
+            if taken is not None:
+                self.snapshots[end] = taken
+        for seg in self.segments:
+            seg.indexes = None
+        start = self.first if self.first >= 0 else self.empty_base
+        return LogPlan(self.segments, self.snapshots, list(self.epochs.entries), start, end,
+                       sorted(psm.ongoing.values(), key=lambda t: t.first_offset), self.invalid, self.gaps)

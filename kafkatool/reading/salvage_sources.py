@@ -146,9 +146,25 @@ def not_read(inputs: list[InputDir]) -> list[Defect]:
     return out
 
 
-def scan_source(source: SourceFile) -> SegmentColumns:
-    """The file's batches as columns (CRC verdicts, the walker's defects), labelled with the source."""
-    return scan_segment(source.path, label=source.label)
+#: Bytes of a source scanned at a time: the columns of one window are what is held (a window of one-record
+#: batches is some 25,000 batches), whatever the file's size.
+WINDOW = 4 << 20
+
+
+def scan_windows(source: SourceFile, start: int = 0, end: int | None = None, *,
+                 verify_crc: bool = True) -> Iterator[SegmentColumns]:
+    """The batches of the file that start in ``[start, end)`` as columns (CRC verdicts, the walker's defects,
+    labelled with the source), :data:`WINDOW` bytes at a time: each window goes on where the chain of the last
+    one landed (as ``columns.scan_segment_parallel`` joins its parts)."""
+    pos = start
+    while True:
+        stop = pos + WINDOW if end is None else min(end, pos + WINDOW)
+        cols = scan_segment(source.path, label=source.label, start=pos, stop=stop, verify_crc=verify_crc)
+        yield cols
+        limit = cols.size if end is None else min(end, cols.size)
+        if cols.landing <= pos or cols.landing >= limit:
+            return
+        pos = cols.landing
 
 
 def read_span(path: str | Path, position: int, size: int) -> bytes:
@@ -160,6 +176,28 @@ def read_span(path: str | Path, position: int, size: int) -> bytes:
         raise UnreadableInputError(name, _reason(err)) from None
     try:
         return os.pread(fd, size, position)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    finally:
+        os.close(fd)
+
+
+def read_range(path: str | Path, start: int, end: int, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes ``[start, end)`` of ``path``, ``chunk`` bytes at a time (a segment's piece, copied in bounded
+    memory); stops early at the file's end."""
+    name = str(path)
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError as err:
+        raise UnreadableInputError(name, _reason(err)) from None
+    try:
+        pos = start
+        while pos < end:
+            block = os.pread(fd, min(chunk, end - pos), pos)
+            if not block:
+                return
+            pos += len(block)
+            yield block
     except OSError as err:
         raise UnreadableInputError(name, _reason(err)) from None
     finally:

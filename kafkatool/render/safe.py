@@ -6,8 +6,9 @@ operator's terminal, ``ESC [2J`` clears it, a carriage return or a bidi override
 appears to say. Every human renderer passes the values it shows through :func:`printable` (or
 :func:`printable_tree` over a whole document) and prints on a console from :func:`human_console`. JSON output
 goes through :func:`json_bytes` (or :func:`json_safe`): orjson escapes C0 controls itself, and the rest of the
-set (DEL, C1, bidi, line separators) is escaped here as ``\\uXXXX`` (the same data once parsed; the native jsonl
-writer, ``kafkatool/_core/src/jsonl.rs``, escapes the same characters byte for byte alike). ``-f kafka`` to a
+set (DEL, C1, bidi, line separators) is escaped as ``\\uXXXX`` by ``kafkatool.shell.json_safe``, the one rule
+render and writing share (the same data once parsed; the native jsonl writer, ``kafkatool/_core/src/jsonl.rs``,
+escapes the same characters byte for byte alike). ``-f kafka`` to a
 file or pipe is DumpLogSegments' exact text and not touched here.
 """
 
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
-from kafkatool.shell import UNSAFE
+from kafkatool.shell import UNSAFE, json_safe
+from kafkatool.shell import json_safe_text as json_safe_text  # re-exported: the JSON rule lives in shell
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,26 +60,6 @@ def printable_tree(value: Any) -> Any:
     return value
 
 
-# The UTF-8 of every character of UNSAFE that JSON does not escape itself (all but C0): DEL, C1 (C2 80-9F),
-# U+061C (D8 9C), U+200E/F and U+2028-202E (E2 80 ..), U+2066-2069 (E2 81 A6-A9). In valid UTF-8 the lead
-# bytes C2, D8 and E2 only ever start a character, so a match is always a whole character.
-_JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
-
-
-def _json_escape(match: re.Match[bytes]) -> bytes:
-    return b"\\u%04x" % ord(match.group().decode())
-
-
-def json_safe(data: bytes) -> bytes:
-    r"""JSON text (UTF-8, as orjson writes it) with DEL, C1 controls, bidi marks, overrides and isolates and the
-    line and paragraph separators written ``\u0085``, ``\u202e``: no such character raw on a terminal or in a
-    file, the same data when parsed. Only scans when one of their lead bytes occurs (the common text has none)."""
-    # int membership is a memchr; ASCII text (the usual row) costs two scans of the bytes.
-    if 0x7F in data or (not data.isascii() and (0xE2 in data or 0xC2 in data or 0xD8 in data)):
-        return _JSON_UNSAFE.sub(_json_escape, data)
-    return data
-
-
 def json_bytes(obj: Any, option: int = 0, default: Any = None) -> bytes:
     """``orjson.dumps(obj)`` made :func:`json_safe`: how every JSON output of kafkatool is written."""
     return json_safe(orjson.dumps(obj, default=default, option=option))
@@ -86,19 +68,6 @@ def json_bytes(obj: Any, option: int = 0, default: Any = None) -> bytes:
 def json_text(obj: Any, option: int = 0, default: Any = None) -> str:
     """:func:`json_bytes` as text."""
     return json_bytes(obj, option, default).decode()
-
-
-def json_safe_text(text: str) -> str:
-    """JSON ``text`` written by another serialiser (``json.dump`` with ``ensure_ascii=False``) made as
-    :func:`json_safe`: the same characters escaped the same way."""
-    return _JSON_UNSAFE_TEXT.sub(_json_escape_text, text) if _JSON_UNSAFE_TEXT.search(text) else text
-
-
-_JSON_UNSAFE_TEXT = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-def _json_escape_text(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
 
 
 class JsonSafeWriter:
