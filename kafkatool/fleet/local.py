@@ -111,6 +111,8 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
         for kind, payload, weight in results:
             if kind == "batches":
                 chain.add(*payload)
+                del payload
+                _release_heap()  # the parent too: a unit's rows, once written, give their pages back
             else:
                 chain.close()
                 for table, batch in payload.items():
@@ -124,8 +126,8 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
     sink("findings", rows_arrow("findings", broker_findings(plan.log_dirs)))
 
 
-IN_FLIGHT_PER_WORKER = 2
-"""Units submitted to the pool ahead of the one being written, per worker: enough to keep every worker busy.
+IN_FLIGHT_PER_WORKER = 1
+"""Units submitted to the pool ahead of the one being written, per worker: each worker has its next unit.
 ``Executor.map`` submits them all at once, and the results of units done while the parent writes earlier ones
 (a range of one-record batches: a few MB of Arrow) would pile up in the parent without bound."""
 
