@@ -13,7 +13,7 @@ from kafkatool.cli import app
 from kafkatool.engine.check import check_log_dir
 from kafkatool.fleet.local import run_local
 from kafkatool.fleet.plan import discover, make_plan
-from kafkatool.reading.batch_scan import SegmentRange, confirmed_boundary, scan_range
+from kafkatool.reading.batch_scan import SegmentRange, confirmed_boundary, scan_range, split_points
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.restart_inputs import read_swaps
 from tests.conftest import REPO, SHARED, corpus_cases, load_expected, shared_dir
@@ -323,3 +323,17 @@ def test_bounded_pool_map_keeps_plan_order_and_bounds_work_in_flight() -> None:
     assert len(submitted) == 2 * local.IN_FLIGHT_PER_WORKER + 1  # the first handed on, one more submitted
     got += list(results)
     assert got == [j * 10 for j in work] and submitted == work
+
+
+def test_zero_filled_index_gives_searched_cuts(tmp_path: Path) -> None:
+    """A segment beside a zero-filled ``.index`` (an untrimmed preallocation after a crash) is cut as one without
+    an index is, not scanned as one unit (a whole segment's rows held at once)."""
+    from tests.benchmarks.inputs import write_segment
+
+    log = tmp_path / "00000000000000000000.log"
+    write_segment(log, 2 << 20, 1, 100)
+    without = split_points(log, 256 << 10)
+    with open(log.with_suffix(".index"), "wb") as fh:
+        fh.truncate(1 << 20)
+    assert len(without) > 4
+    assert split_points(log, 256 << 10) == without
