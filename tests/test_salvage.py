@@ -216,3 +216,20 @@ def test_parquet_row_groups_are_bounded_by_bytes(tmp_path: Path, monkeypatch: py
     assert salvage_writer.write_parquet(out, ({**row, "offset": i} for i in range(20))) == 20
     meta = pq.ParquetFile(out).metadata
     assert meta.num_rows == 20 and meta.num_row_groups == 5
+
+
+def test_report_salvage_section_above_its_batch_bound_names_the_commands(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``SALVAGE_SECTION_MAX_BATCHES`` the report does not run salvage (minutes on millions of batches): the
+    section says why, with the batch count, and gives the salvage commands; the salvage tables are absent."""
+    from kafkatool.analysis import report
+
+    src = tmp_path / "in"
+    shutil.copytree(REPO / "fixtures" / "crc-flip-above-recovery-point", src)
+    monkeypatch.setattr(report, "SALVAGE_SECTION_MAX_BATCHES", 1)
+    code, html, page = make_report(tmp_path / "r.html", src)
+    assert code == 1
+    assert page.by_id("salvage") is not None and not page.rows_of("salvage-partitions")
+    batches = sum(len(read_log(p)[0]) for p in src.glob("*/*.log"))
+    assert f"the log dirs hold {batches} batches, more than 1" in html
+    assert "kafkatool salvage --now" in html

@@ -13,7 +13,7 @@ from kafkatool.cli import app
 from kafkatool.engine.check import check_log_dir
 from kafkatool.fleet.local import run_local
 from kafkatool.fleet.plan import discover, make_plan
-from kafkatool.reading.batch_scan import SegmentRange, confirmed_boundary, scan_range
+from kafkatool.reading.batch_scan import SegmentRange, confirmed_boundary, scan_range, split_points
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.restart_inputs import read_swaps
 from tests.conftest import REPO, SHARED, corpus_cases, load_expected, shared_dir
@@ -281,3 +281,59 @@ def test_since_rescans_only_changed_partitions_and_writes_a_full_scans_tables(tm
     assert read_tables(tmp_path / "three") == read_tables(tmp_path / "full")
     code, _, err = scan(str(tree), "--out", str(tmp_path / "four"), "--since", str(tmp_path / "nope"))
     assert code == 3 and "nope" in err
+
+
+def test_local_engine_arrow_leaves_pandas_unimported() -> None:
+    """pyarrow's first conversion imports pandas when it is installed (about 50 MB resident in the scan's parent
+    and each worker): ``lean_arrow`` settles its lookups without it, and a pandas conversion still works after."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pandas")
+    code = ("import sys, numpy as np, pyarrow as pa\n"
+            "from kafkatool.fleet.tables import lean_arrow\n"
+            "lean_arrow()\n"
+            "pa.array(['x', None]); pa.array(np.arange(3), pa.int64(), mask=np.zeros(3, bool))\n"
+            "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+            "assert pa.default_memory_pool().backend_name == 'system'\n"
+            "assert pa.table({'a': [1]}).to_pandas()['a'].tolist() == [1]\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def test_bounded_pool_map_keeps_plan_order_and_bounds_work_in_flight() -> None:
+    """The pool is handed at most ``IN_FLIGHT_PER_WORKER`` units per worker ahead of the one being written, and
+    the results come back in plan order."""
+    from concurrent.futures import Future
+
+    from kafkatool.fleet import local
+
+    submitted: list[int] = []
+
+    class Pool:
+        def submit(self, fn: object, job: int) -> Future[int]:
+            submitted.append(job)
+            done: Future[int] = Future()
+            done.set_result(job * 10)
+            return done
+
+    work = list(range(9))
+    results = local._bounded_map(Pool(), work, 2)  # type: ignore[arg-type]
+    got = [next(results)]
+    assert len(submitted) == 2 * local.IN_FLIGHT_PER_WORKER + 1  # the first handed on, one more submitted
+    got += list(results)
+    assert got == [j * 10 for j in work] and submitted == work
+
+
+def test_zero_filled_index_gives_searched_cuts(tmp_path: Path) -> None:
+    """A segment beside a zero-filled ``.index`` (an untrimmed preallocation after a crash) is cut as one without
+    an index is, not scanned as one unit (a whole segment's rows held at once)."""
+    from tests.benchmarks.inputs import write_segment
+
+    log = tmp_path / "00000000000000000000.log"
+    write_segment(log, 2 << 20, 1, 100)
+    without = split_points(log, 256 << 10)
+    with open(log.with_suffix(".index"), "wb") as fh:
+        fh.truncate(1 << 20)
+    assert len(without) > 4
+    assert split_points(log, 256 << 10) == without

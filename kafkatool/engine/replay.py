@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kafkatool.engine.producer_state import Anomaly, CheckedProducerState, replay_columns
-from kafkatool.engine.segment_recovery import entry_columns
+from kafkatool.engine.verify import log_windows
 from kafkatool.model import Defect, PartitionData, ProducerSnapshotEntry, RecordBatch, SegmentData, SnapshotData
 from kafkatool.schema.txn_index import distinct
 from kafkatool.storage.producer_state import Transaction
@@ -212,13 +212,13 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
             f"{where}; read on as asked (Kafka's recovery would truncate the log here)", "warning"))
         return False
 
-    def segment_columns(seg: SegmentData, cols: dict[str, np.ndarray]) -> bool:
-        """The segment's batches from header columns (the native replay between the rows that need a
-        check); whether the replay stops."""
+    def segment_columns(seg: SegmentData, cols: dict[str, np.ndarray], prev_end: int) -> bool:
+        """A window of the segment's batches from header columns (the native replay between the rows that need a
+        check), the window before it ending at byte ``prev_end``; whether the replay stops."""
         pos, size, base, last = cols["position"], cols["size"], cols["base_offset"], cols["last_offset"]
         n = len(pos)
         ends = pos + size
-        gaps = pos - np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
+        gaps = pos - np.concatenate([np.full(1, prev_end, dtype=np.int64), ends[:-1]])
         active = last >= start
         watch = active & ((gaps != 0) | cols["crc_invalid"])
         if until is not None:
@@ -244,27 +244,30 @@ def replay(part: PartitionData, *, from_snapshot: str | int | None = None, until
 
     stop = False
     for seg in part.segments:
-        cols = entry_columns(seg.entries)
-        if cols is not None:
-            if segment_columns(seg, cols):
-                break
-            ends = cols["position"] + cols["size"]
-            if seg.next_offset >= start and tail_halts(seg, int(ends[-1]) if len(ends) else 0):
-                break
-            continue
-        expected = 0
-        for e in seg.entries:
-            gap = e.position - expected  # bytes the reader skipped before this batch (0 in a sound segment)
-            expected = e.position + e.size_in_bytes
-            if e.last_offset < start:
+        # a window of entries at a time (engine.verify.log_windows): no column of a whole segment is built
+        expected = 0  # the end of the last batch read (0 before the first)
+        for window, cols in log_windows(seg.entries):
+            if cols is not None:
+                if segment_columns(seg, cols, expected):
+                    stop = True
+                    break
+                if len(cols["position"]):
+                    expected = int(cols["position"][-1] + cols["size"][-1])
                 continue
-            if halts(seg, e.base_offset, e.position, e.crc_valid, gap):
-                stop = True
+            for e in window:
+                gap = e.position - expected  # bytes the reader skipped before this batch (0 in a sound segment)
+                expected = e.position + e.size_in_bytes
+                if e.last_offset < start:
+                    continue
+                if halts(seg, e.base_offset, e.position, e.crc_valid, gap):
+                    stop = True
+                    break
+                if isinstance(e, RecordBatch):
+                    manager.append(e)
+                else:
+                    manager.map_end_offset = e.last_offset + 1  # legacy messages carry no producer state
+            if stop:
                 break
-            if isinstance(e, RecordBatch):
-                manager.append(e)
-            else:
-                manager.map_end_offset = e.last_offset + 1  # legacy messages carry no producer state
         if stop or (seg.next_offset >= start and tail_halts(seg, expected)):
             break
     result.end_offset = manager.map_end_offset

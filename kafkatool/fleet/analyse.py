@@ -27,8 +27,8 @@ from kafkatool.engine.check import (
     dir_tail_findings,
     partition_findings,
 )
-from kafkatool.engine.producer_state import entry_columns as header_columns_of
 from kafkatool.engine.replay import ReplayError, replay
+from kafkatool.engine.verify import log_windows
 from kafkatool.errors import KafkatoolError, UnreadableInputError
 from kafkatool.model import Defect, LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.batch_scan import BatchColumns, entry_columns
@@ -158,17 +158,17 @@ def _analyse_partition(log_dir: str, partition_dir: str, split: tuple[str, ...] 
                          for d in replay_defects(result, part.directory)]
     out.producers = producers
     batches = records = invalid_crc = 0
-    for seg in part.segments:  # streamed: a partition's entries are never all held as objects
-        cols = header_columns_of(seg.entries)
-        if cols is not None:  # all magic 2: the same sums from the header columns
-            batches += len(cols["position"])
-            records += int(cols["records_count"].astype(np.int64).sum())
-            invalid_crc += int(cols["crc_invalid"].sum())
-            continue
-        for e in seg.entries:
-            batches += 1
-            records += e.records_count if isinstance(e, RecordBatch) else e.last_offset - e.base_offset + 1
-            invalid_crc += e.crc_valid is False
+    for seg in part.segments:  # streamed: a window's columns or entries at a time, never a whole segment's
+        for window, cols in log_windows(seg.entries):
+            if cols is not None:  # all magic 2: the same sums from the header columns
+                batches += len(cols["position"])
+                records += int(cols["records_count"].astype(np.int64).sum())
+                invalid_crc += int(cols["crc_invalid"].sum())
+                continue
+            for e in window:
+                batches += 1
+                records += e.records_count if isinstance(e, RecordBatch) else e.last_offset - e.base_offset + 1
+                invalid_crc += e.crc_valid is False
     epochs = part.leader_epochs or []
     snaps = [s for s in part.snapshots if s.snapshot is not None]
     counts = defaultdict(int)

@@ -128,6 +128,14 @@ class LastPositions:
         """Take in one record batch of the batches table."""
         if not batch.num_rows:
             return
+        names = ("log_dir", "topic", "partition", "segment")
+        ends = [pc.min_max(batch[name]) for name in names]
+        if all(e["min"] == e["max"] and e["min"].is_valid for e in ends):
+            # a range's rows (one segment): its largest position, without a grouping (Arrow's Acero engine
+            # would start for it: 13 MB more resident in the scan's parent)
+            key = tuple(e["min"].as_py() for e in ends)
+            self.best[key] = max(self.best.get(key, -1), pc.max(batch["position"]).as_py())  # type: ignore
+            return
         table = pa.Table.from_batches([batch.select(["log_dir", "topic", "partition", "segment", "position"])])
         grouped = table.group_by(["log_dir", "topic", "partition", "segment"]).aggregate([("position", "max")])
         for row in grouped.to_pylist():

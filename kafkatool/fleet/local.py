@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import itertools
 import multiprocessing
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +22,7 @@ import pyarrow as pa
 
 from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition, broker_findings
 from kafkatool.fleet.plan import PartitionUnit, Plan
-from kafkatool.fleet.tables import analysis_arrow, batches_arrow, rows_arrow
+from kafkatool.fleet.tables import analysis_arrow, batches_arrow, lean_arrow, rows_arrow
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 from kafkatool.reading.context import using_limits
 from kafkatool.reading.entry_columns import forget_columns
@@ -132,6 +134,7 @@ def run_local(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], *, jobs: 
     ``progress(bytes)`` is called as units finish, weighted by the bytes they read (``plan.work_bytes`` in all).
     Every unit, here or in a worker, reads within ``plan.limits``.
     """
+    lean_arrow()  # before the first conversion, so forked workers inherit it too
     with using_limits(plan.limits), using_fs_options(plan.fs_options):  # what this process reads itself
         _run_plan(plan, sink, jobs, progress)
 
@@ -145,7 +148,7 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
         # An object store's client (the AWS SDK's threads) does not survive a fork: workers then start afresh.
         context = multiprocessing.get_context("spawn" if plan.remote else "fork")
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-        results = pool.map(_run, work, chunksize=1)
+        results = _bounded_map(pool, work, jobs)
     else:
         results = map(_run, work)
     chain = _RangeChain(sink, plan.limits)
@@ -154,6 +157,8 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
         for kind, payload, weight in results:
             if kind == "batches":
                 chain.add(*payload)
+                del payload
+                _release_heap()  # the parent too: a unit's rows, once written, give their pages back
             else:
                 chain.close()
                 result, batches = payload
@@ -168,6 +173,27 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     sink("findings", rows_arrow("findings", broker_findings(plan.log_dirs)))
+
+
+IN_FLIGHT_PER_WORKER = 1
+"""Units submitted to the pool ahead of the one being written, per worker: each worker has its next unit.
+``Executor.map`` submits them all at once, and the results of units done while the parent writes earlier ones
+(a range of one-record batches: a few MB of Arrow) would pile up in the parent without bound."""
+
+
+def _bounded_map(pool: ProcessPoolExecutor, work: list[_Job], jobs: int) -> Iterator[tuple[str, Any, int]]:
+    """``pool.map(_run, work)`` in plan order, with at most ``IN_FLIGHT_PER_WORKER * jobs`` units submitted and
+    not yet handed on."""
+    pending: deque[Future[tuple[str, Any, int]]] = deque()
+    todo = iter(work)
+    for job in itertools.islice(todo, IN_FLIGHT_PER_WORKER * jobs):
+        pending.append(pool.submit(_run, job))
+    while pending:
+        done = pending.popleft().result()
+        for job in itertools.islice(todo, 1):
+            pending.append(pool.submit(_run, job))
+        yield done
+        del done  # not kept alive while the next result is awaited
 
 
 class _RangeChain:

@@ -490,11 +490,16 @@ def split_points(log_path: Path, chunk_bytes: int) -> list[int]:
         index = None
         if exists(index_path):
             try:
-                index = offset_index.parse_offset_index(read_bytes(index_path), base)
+                with mapped(index_path) as ibuf:  # read where looked at: a zero-filled index stops at once
+                    index = offset_index.parse_offset_index(ibuf, base)
             except DecodeError:
                 index = None
         if index is not None and index.entries:
-            return _index_cuts(index.entries, base, size, chunk_bytes, lambda at: confirmed_boundary(buf, at))
+            cuts = _index_cuts(index.entries, base, size, chunk_bytes, lambda at: confirmed_boundary(buf, at))
+            if len(cuts) > 1:
+                return cuts
+            # an index that gives no cut (zero-filled, or entries that are no batch boundary) would make the
+            # whole segment one unit: 4.9 GB for 1 GiB of one-record batches; cut it by searching instead
     return _searched_cuts(log_path, size, chunk_bytes)
 
 

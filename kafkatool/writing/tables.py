@@ -26,7 +26,7 @@ from typing import Any
 from kafkatool.errors import UsageError
 from kafkatool.writing.atomic import ensure_outside, output_errors, require_parent
 
-ROW_GROUP_ROWS = 1 << 17
+ROW_GROUP_ROWS = 1 << 15
 """Rows gathered before a local part file gets a row group (a few MB of Arrow held: bounded whatever the scan)."""
 
 

@@ -95,8 +95,10 @@ def command_rss(inputs: dict[str, Any], work: Path, python_path: bool = True) ->
             runs = {k: v for k, v in runs.items() if not k.startswith(("simulate-replication", "salvage"))}
         for native in (True, False) if python_path else (True,):
             for name, args in runs.items():
-                found[f"{name}, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"] = suite.cli(
-                    args, 1, native=native)
+                row = f"{name}, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"
+                found[row] = suite.cli(args, 1, native=native)
+                print(f"  {row}: {found[row]['max_rss_mb']:.1f} MB, {found[row]['s']:.1f} s, load "
+                      f"{os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)  # as measured: a long run
     return found
 
 
@@ -457,6 +459,9 @@ def _memory_only(res: dict[str, Any], inputs: dict[str, Any], work: Path, runs: 
     res["check_vs_jsonl"] = {
         "check": suite.cli(["check", "-f", "json", tiny_logdir], runs),
         "jsonl": suite.cli(["dump-segment", "-f", "jsonl", str(Path(tiny_logdir) / "tiny-0")], runs)}
+    pair = res["check_vs_jsonl"]
+    print(f"  check {pair['check']['s']:.2f} s, jsonl {pair['jsonl']['s']:.2f} s: "
+          f"{_ratio(pair['check']['s'], pair['jsonl']['s']):.2f}x", file=sys.stderr, flush=True)
     print("peak RSS of every subcommand and format on the 1 GiB memory inputs ...", file=sys.stderr)
     res["rss_commands"] = command_rss(inputs, work, python_path=not args.no_python_path)
     res["rss_1gib"] = dict(res["rss_commands"])
