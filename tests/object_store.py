@@ -41,16 +41,41 @@ def binary() -> Path:
 
 def build() -> Path:
     """``go install`` versitygw at :data:`VERSION` into :func:`cache_dir` unless it is already there."""
-    target = binary()
+    return _go_install(binary(), MODULE, VERSION, "versitygw")
+
+
+def _go_install(target: Path, module: str, version: str, name: str) -> Path:
+    """``go install module@version`` into ``target``'s directory unless ``target`` is already there."""
     if target.exists():
         return target
     go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
     if go is None:
-        raise RuntimeError("go is not installed: versitygw is built from the Go module proxy with go install")
+        raise RuntimeError(f"go is not installed: {name} is built from the Go module proxy with go install")
     target.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "GOBIN": str(target.parent), "GOFLAGS": "-mod=mod"}
-    subprocess.run(["nice", go, "install", f"{MODULE}@{VERSION}"], env=env, check=True, timeout=1800)
+    subprocess.run(["nice", go, "install", f"{module}@{version}"], env=env, check=True, timeout=1800)
     return target
+
+
+def run_cli(store: Any, *args: str) -> tuple[int, str, str]:
+    """kafkatool's CLI in process with the store's ``--fs-option``s: exit code, stdout, stderr."""
+    from typer.testing import CliRunner
+
+    from kafkatool.cli import app
+
+    result = CliRunner().invoke(app, [*store.fs_options, *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def mapped(value: Any, local: str, remote: str) -> Any:
+    """``value`` with the local root's name replaced by the URL (strings inside lists and dicts too)."""
+    if isinstance(value, str):
+        return value.replace(local, remote)
+    if isinstance(value, list):
+        return [mapped(v, local, remote) for v in value]
+    if isinstance(value, dict):
+        return {k: mapped(v, local, remote) for k, v in value.items()}
+    return value
 
 
 def free_port() -> int:
@@ -245,16 +270,7 @@ def azurite_script() -> Path:
 
 def build_gcs() -> Path:
     """``go install`` fake-gcs-server (a Google Cloud Storage emulator, BSD-2) unless it is already built."""
-    target = gcs_binary()
-    if target.exists():
-        return target
-    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
-    if go is None:
-        raise RuntimeError("go is not installed: fake-gcs-server is built from the Go module proxy with go install")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GOBIN": str(target.parent), "GOFLAGS": "-mod=mod"}
-    subprocess.run(["nice", go, "install", f"{GCS_MODULE}@{GCS_VERSION}"], env=env, check=True, timeout=1800)
-    return target
+    return _go_install(gcs_binary(), GCS_MODULE, GCS_VERSION, "fake-gcs-server")
 
 
 def build_azurite() -> Path:

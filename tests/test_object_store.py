@@ -13,15 +13,12 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from kafkatool.cli import app
 from kafkatool.fleet.tables import TABLES, sorted_rows
 from tests.conftest import REPO, corpus_cases, shared_dir
-from tests.object_store import BUCKET, Store
+from tests.object_store import BUCKET, Store, mapped
+from tests.object_store import run_cli as run
 from tests.scan_support import read_tables
-
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -32,22 +29,6 @@ def store(s3_store: tuple[Store, dict[str, Path]]) -> tuple[Store, dict[str, Pat
 
 def url(name: str, rel: str = "") -> str:
     return f"s3://{BUCKET}/{name}" + (f"/{rel}" if rel else "")
-
-
-def run(st: Store, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, [*st.fs_options, *args])
-    return result.exit_code, result.stdout, result.stderr
-
-
-def mapped(value: Any, local: str, remote: str) -> Any:
-    """``value`` with the local root's name replaced by the URL (strings inside lists and dicts too)."""
-    if isinstance(value, str):
-        return value.replace(local, remote)
-    if isinstance(value, list):
-        return [mapped(v, local, remote) for v in value]
-    if isinstance(value, dict):
-        return {k: mapped(v, local, remote) for k, v in value.items()}
-    return value
 
 
 def remote_tables(st: Store, key: str) -> dict[str, list[dict[str, Any]]]:

@@ -14,19 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from kafkatool.cli import app
 from kafkatool.fleet.tables import TABLES, sorted_rows
 from tests.conftest import REPO
-from tests.object_store import AZURITE_KEY, BUCKET, Emulator, running_emulator
+from tests.object_store import AZURITE_KEY, BUCKET, Emulator, mapped, running_emulator
+from tests.object_store import run_cli as run
 from tests.scan_support import read_tables
 
-runner = CliRunner()
 FIXTURES = REPO / "fixtures"
 
 
@@ -42,22 +39,6 @@ def emulator(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
             yield emu
     finally:
         mp.undo()
-
-
-def run(emu: Emulator, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, [*emu.fs_options, *args])
-    return result.exit_code, result.stdout, result.stderr
-
-
-def mapped(value: Any, local: str, remote: str) -> Any:
-    """``value`` with the local root's name replaced by the URL (strings inside lists and dicts too)."""
-    if isinstance(value, str):
-        return value.replace(local, remote)
-    if isinstance(value, list):
-        return [mapped(v, local, remote) for v in value]
-    if isinstance(value, dict):
-        return {k: mapped(v, local, remote) for k, v in value.items()}
-    return value
 
 
 def test_scan_equals_the_local_scan(emulator: Emulator, tmp_path: Path) -> None:

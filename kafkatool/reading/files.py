@@ -78,7 +78,7 @@ def file_type(mode: int) -> str:
     return "not a regular file"
 
 
-def _open_regular(name: str) -> int:
+def open_regular(name: str) -> int:
     """A read-only descriptor on ``name``, which must be a regular file: anything else is refused before it is
     opened (checked again on the descriptor, opened non-blocking, in case the entry changed in between)."""
     try:
@@ -103,7 +103,7 @@ def mapped(path: str | Path) -> Iterator[bytes | mmap.mmap]:
             yield buf
         return
     name = str(path)
-    fd = _open_regular(name)
+    fd = open_regular(name)
     try:
         try:
             size = os.fstat(fd).st_size
@@ -149,7 +149,7 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     if is_remote(path):
         return read_object(_remote(path), limit)
     name = str(path)
-    fd = _open_regular(name)
+    fd = open_regular(name)
     try:
         with os.fdopen(fd, "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
@@ -178,7 +178,7 @@ def read_txn_index(path: str | Path) -> Any:
         return txn_index.parse_txn_index_tail(data[0:txn_index.zero_run_start(data, whole)],
                                               whole // txn_index.ENTRY_SIZE)
     name = str(path)
-    fd = _open_regular(name)
+    fd = open_regular(name)
     try:
         size = os.fstat(fd).st_size
         whole = size - size % txn_index.ENTRY_SIZE
@@ -196,7 +196,7 @@ def read_span(path: str | Path, start: int, stop: int) -> bytes:
     if is_remote(path):
         return read_range(_remote(path), start, stop)
     name = str(path)
-    fd = _open_regular(name)
+    fd = open_regular(name)
     try:
         return os.pread(fd, max(0, stop - start), start)
     except OSError as err:

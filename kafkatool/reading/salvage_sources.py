@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Defect, LeaderEpochEntry, LogDirData, MetaProperties
+from kafkatool.reading import files
 from kafkatool.reading.columns import SegmentColumns, scan_segment
 from kafkatool.reading.files import REFUSAL_CODES, Refusal, _reason, read_bytes, survey
 from kafkatool.reading.inventory import looks_like_partition_dir
@@ -169,27 +170,14 @@ def scan_windows(source: SourceFile, start: int = 0, end: int | None = None, *,
 
 def read_span(path: str | Path, position: int, size: int) -> bytes:
     """``size`` bytes of ``path`` from ``position`` (one batch), read-only."""
-    name = str(path)
-    try:
-        fd = os.open(name, os.O_RDONLY)
-    except OSError as err:
-        raise UnreadableInputError(name, _reason(err)) from None
-    try:
-        return os.pread(fd, size, position)
-    except OSError as err:
-        raise UnreadableInputError(name, _reason(err)) from None
-    finally:
-        os.close(fd)
+    return files.read_span(path, position, position + size)
 
 
 def read_range(path: str | Path, start: int, end: int, chunk: int = 1 << 20) -> Iterator[bytes]:
     """The bytes ``[start, end)`` of ``path``, ``chunk`` bytes at a time (a segment's piece, copied in bounded
-    memory); stops early at the file's end."""
+    memory); stops early at the file's end. A file that cannot be opened or read is :class:`UnreadableInputError`."""
     name = str(path)
-    try:
-        fd = os.open(name, os.O_RDONLY)
-    except OSError as err:
-        raise UnreadableInputError(name, _reason(err)) from None
+    fd = files.open_regular(name)
     try:
         pos = start
         while pos < end:
