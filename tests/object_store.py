@@ -134,18 +134,7 @@ class Store:
     def upload(self, local: Path, bucket_key: str) -> None:
         """Copy the tree ``local`` to ``bucket/key`` (symbolic links, FIFOs and devices are left out), a few
         objects at a time."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        fs = self.filesystem()
-        files = [Path(root) / name for root, _dirs, names in os.walk(local) for name in names]
-        files = [f for f in files if not f.is_symlink() and f.is_file()]
-
-        def put(src: Path) -> None:
-            with fs.open_output_stream(f"{bucket_key}/{src.relative_to(local).as_posix()}") as out:
-                out.write(src.read_bytes())
-
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(put, files))
+        upload_tree(self.filesystem(), local, bucket_key)
 
 
 @contextmanager
@@ -161,30 +150,14 @@ def running_store(tmp: Path, buckets: tuple[str, ...] = ("kafkatool",)) -> Itera
     proc = subprocess.Popen([str(path), "--port", f"127.0.0.1:{port}", "--access-log", str(access), "posix",
                              str(root)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"versitygw exited: {(tmp / 'versitygw.log').read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("versitygw did not start listening within 60 s") from None
-                time.sleep(0.2)
+        _wait_listening(proc, port, tmp / "versitygw.log", "versitygw")
         store = Store(f"http://127.0.0.1:{port}", proc.pid, root, access)
         fs = store.filesystem()
         for bucket in buckets:
             fs.create_dir(bucket)
         yield store
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        _stop(proc, grace=20)  # versitygw flushes what it holds
         log.close()
 
 
@@ -353,12 +326,13 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path, name: s
             time.sleep(0.2)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the emulator's process group, SIGKILL 3 s later (its data is thrown away anyway)."""
+def _stop(proc: subprocess.Popen[bytes], grace: float = 3) -> None:
+    """SIGTERM to a server's process group, SIGKILL ``grace`` seconds later (an emulator's data is thrown away
+    anyway)."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=3)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
