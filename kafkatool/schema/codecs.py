@@ -122,6 +122,32 @@ def gzip_within(data: bytes, max_output: int) -> None:
         return
 
 
+GZIP_TRAILER_SIZE = 8
+"""A gzip member's trailer: CRC-32 and ISIZE of the inflated data."""
+
+
+def gzip_body_before_trailer(data: bytes | memoryview, max_output: int) -> bytes | None:
+    """What a gzip payload inflates to before its trailer, for a payload whose trailer check failed: Java's
+    ``GZIPInputStream`` hands every inflated byte to its reader and reads the trailer only on the read after the
+    deflate stream ends, so Kafka's record iterator parses the whole (damaged) output before the trailer's
+    ``ZipException``. ``None`` when the body itself does not inflate to its end, or past ``max_output``."""
+    raw = bytes(data)
+    if len(raw) <= GZIP_TRAILER_SIZE:
+        return None
+    d = zlib.decompressobj(GZIP_WBITS)
+    try:
+        out = d.decompress(raw[:-GZIP_TRAILER_SIZE], max_output + 1)
+    except zlib.error:
+        return None
+    if len(out) > max_output or d.unconsumed_tail or d.eof:
+        return None
+    try:  # the deflate stream ended right before the trailer: the trailer alone is what fails
+        d.copy().decompress(raw[-GZIP_TRAILER_SIZE:])
+    except zlib.error as err:
+        return out if "incorrect data check" in str(err) or "incorrect length check" in str(err) else None
+    return None
+
+
 def decompress(codec: Compression, data: bytes | memoryview, *, magic: int = 2,
                max_output: int | None = None) -> bytes:
     """Decompress a batch (or legacy wrapper) payload as Kafka reads it; never more than ``max_output`` bytes

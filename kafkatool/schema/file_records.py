@@ -10,7 +10,7 @@ or a read-only mmap); the framing rules and their exception messages belong to t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from construct import Struct
@@ -18,6 +18,7 @@ from construct import Struct
 from kafkatool.errors import DecodeError
 from kafkatool.model import Record, RecordBatch
 from kafkatool.schema import record_batch as rb
+from kafkatool.schema.codecs import DEFAULT_MAX_OUTPUT, Compression, gzip_body_before_trailer
 from kafkatool.schema.fixed import derive_struct
 from kafkatool.schema.java import JavaException
 from kafkatool.schema.record_walk import walk_records
@@ -58,9 +59,20 @@ def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: i
     try:
         return rb.decode_records(header, payload, max_output=max_output)
     except DecodeError as err:
+        if header.attributes & rb.CODEC_MASK == Compression.GZIP.value and "incorrect data check" in err.reason:
+            body = gzip_body_before_trailer(payload, DEFAULT_MAX_OUTPUT if max_output is None else max_output)
+            if body is not None:
+                return _then(walk_records(header, body), err.reason)
         if header.attributes & rb.CODEC_MASK != 0:
             raise JavaException(err.reason) from None
     return walk_records(header, bytes(payload))
+
+
+def _then(records: Iterator[Record], reason: str) -> Iterator[Record]:
+    """The records Kafka's compressed iterator reads from a gzip body whose trailer is wrong (the first malformed
+    one raises there), then the trailer's failure, met when the iterator reads past the last record."""
+    yield from records
+    raise JavaException(reason)
 
 
 __all__ = ["ENTRY_HEAD", "ENTRY_HEAD_SIZE", "batch_records", "read_batch_header", "read_entry_head"]

@@ -305,3 +305,19 @@ def test_mutated_payloads_never_escape_as_library_errors(codec: Compression, dat
         assert err.position is None or 0 <= err.position <= cut
     else:
         assert len(out) <= 1 << 20
+
+
+def test_a_gzip_body_whose_trailer_is_wrong_is_read_as_javas_stream_hands_it_over() -> None:
+    """``GZIPInputStream`` gives its reader every inflated byte and checks the trailer only on the read after
+    the deflate stream ends: the body comes back whole (DumpLogSegments 4.4.0 on
+    ``fixtures/oracle/salvage-4.4.0-3298-flip-above`` met a record error in it first); past the cap, nothing."""
+    from kafkatool.schema.codecs import Compression, decompress, gzip_body_before_trailer
+
+    body = bytes(range(256)) * 40
+    good = gzip.compress(body)
+    bad_crc = good[:-8] + bytes([good[-8] ^ 0xFF]) + good[-7:]
+    with pytest.raises(CodecError, match="incorrect data check"):
+        decompress(Compression.GZIP, bad_crc)
+    assert gzip_body_before_trailer(bad_crc, 1 << 20) == body
+    assert gzip_body_before_trailer(bad_crc, len(body) - 1) is None
+    assert gzip_body_before_trailer(good[:20], 1 << 20) is None  # the body does not reach its end
