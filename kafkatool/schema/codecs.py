@@ -130,7 +130,8 @@ def gzip_body_before_trailer(data: bytes | memoryview, max_output: int) -> bytes
     """What a gzip payload inflates to before its trailer, for a payload whose trailer check failed: Java's
     ``GZIPInputStream`` hands every inflated byte to its reader and reads the trailer only on the read after the
     deflate stream ends, so Kafka's record iterator parses the whole (damaged) output before the trailer's
-    ``ZipException``. ``None`` when the body itself does not inflate to its end, or past ``max_output``."""
+    ``ZipException``. ``None`` for any other payload: one whose body does not inflate to its end, inflates past
+    ``max_output``, or whose trailer is right (the caller's failure is then elsewhere)."""
     raw = bytes(data)
     if len(raw) <= GZIP_TRAILER_SIZE:
         return None

@@ -59,7 +59,7 @@ def batch_records(header: RecordBatch, buf: Any, position: int, size_in_bytes: i
     try:
         return rb.decode_records(header, payload, max_output=max_output)
     except DecodeError as err:
-        if header.attributes & rb.CODEC_MASK == Compression.GZIP.value and "incorrect data check" in err.reason:
+        if header.attributes & rb.CODEC_MASK == Compression.GZIP.value:  # the helper tells a bad trailer alone
             body = gzip_body_before_trailer(payload, DEFAULT_MAX_OUTPUT if max_output is None else max_output)
             if body is not None:
                 return _then(walk_records(header, body), err.reason)

@@ -321,3 +321,4 @@ def test_a_gzip_body_whose_trailer_is_wrong_is_read_as_javas_stream_hands_it_ove
     assert gzip_body_before_trailer(bad_crc, 1 << 20) == body
     assert gzip_body_before_trailer(bad_crc, len(body) - 1) is None
     assert gzip_body_before_trailer(good[:20], 1 << 20) is None  # the body does not reach its end
+    assert gzip_body_before_trailer(good, 1 << 20) is None  # the trailer is right: the failure is elsewhere
