@@ -527,6 +527,15 @@ def entry_spans(entries: Sequence[LogEntry]) -> Iterator[tuple[int, int]]:
     return ((e.position, e.position + e.size_in_bytes) for e in entries)
 
 
+def magic2_entries(entries: Sequence[LogEntry]) -> Iterator[LogEntry]:
+    """The magic 2 batches of ``entries`` in order. A segment's lazily held entries skip the legacy ones by their
+    magic byte, unread (a legacy wrapper is not inflated); a plain list filters its objects."""
+    batches = getattr(entries, "magic2_entries", None)
+    if batches is not None:
+        return batches()  # type: ignore[no-any-return]
+    return (e for e in entries if isinstance(e, RecordBatch))
+
+
 def entries_max_timestamp(entries: Sequence[LogEntry]) -> int:
     """The newest ``max_timestamp`` of the entries, at least 0 (a segment's lazily held entries keep it)."""
     known = getattr(entries, "max_timestamp", None)

@@ -153,6 +153,32 @@ def test_shallow_segment_reads_of_legacy_sets(tmp_path: Path, monkeypatch: pytes
     assert view() == python_path(view, monkeypatch)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 1 << 30), entries=st.integers(1, 40), flips=st.lists(
+    st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=2))
+def test_magic2_entries_skip_legacy_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int,
+                                           entries: int, flips: list[tuple[int, int]]) -> None:
+    """``SegmentEntries.magic2_entries`` (the producer replay's walk) gives the magic 2 batches of a mixed segment
+    exactly as filtering its entries does, and never decodes a legacy entry on the way."""
+    from kafkatool.model import RecordBatch, magic2_entries
+    from kafkatool.reading.logdir import read_partition
+    from kafkatool.schema import log_segment
+
+    part = tmp_path / "t-0"
+    part.mkdir(exist_ok=True)
+    _write(part, mutated(legacy_segment(random.Random(seed), entries), flips, 0, True))
+    seg = read_partition(part, "t-0").segments[0]
+    expected = [(e.position, e.base_offset, e.crc_valid) for e in seg.entries if isinstance(e, RecordBatch)]
+    real = log_segment._read_legacy
+
+    def refused(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a legacy entry was read")
+
+    monkeypatch.setattr(log_segment, "_read_legacy", refused)
+    assert [(e.position, e.base_offset, e.crc_valid) for e in magic2_entries(seg.entries)] == expected
+    monkeypatch.setattr(log_segment, "_read_legacy", real)
+
+
 _EDGES = st.sampled_from([-(1 << 63), -(1 << 40), -1, 0, 1, 7, 26, 61, 1 << 40, (1 << 63) - 1])
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from kafkatool.engine.producer_state import entry_columns, replay_columns
 from kafkatool.engine.restart_segments import LoadedSegment, segments_between
 from kafkatool.engine.restart_steps import Step
-from kafkatool.model import LogEntry, PartitionData, ProducerSnapshotEntry, RecordBatch
+from kafkatool.model import LogEntry, PartitionData, ProducerSnapshotEntry, RecordBatch, entry_spans, magic2_entries
 from kafkatool.schema.filenames import segment_file_name
 from kafkatool.storage.producer_state import ProducerStateEntry, ProducerStateManager
 
@@ -142,8 +142,8 @@ class ProducerStateFiles:
         if cols is not None:  # all magic 2: the producer batches' rows, natively
             mine = cols["producer_id"] >= 0
             replay_columns(self.state, {name: col[mine] for name, col in cols.items()})
-        else:
-            for e in entries:
+        else:  # legacy entries carry no producer: skipped unread (a wrapper is not inflated for nothing)
+            for e in magic2_entries(entries):
                 if isinstance(e, RecordBatch) and e.producer_id >= 0:
                     self.state.append(e)
         self.map_end = keep
@@ -182,7 +182,7 @@ def rebuild_producer_state(psm: ProducerStateFiles, segs: list[LoadedSegment], l
             if first is None:
                 continue
             entries = seg.chain(first.position, max_pos)
-            read += sum(e.size_in_bytes for e in entries)
+            read += sum(end - at for at, end in entry_spans(entries))  # sizes alone: no entry is decoded
             psm.apply(entries)
     psm.map_end = last_offset
     psm.take_snapshot()

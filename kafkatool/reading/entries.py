@@ -29,6 +29,7 @@ from kafkatool.schema.codecs import ReadLimits
 from kafkatool.schema.log_segment import RELEASE_EVERY, read_entry_at, release_pages
 
 _CRC_UNCHECKED, _CRC_VALID, _CRC_INVALID = 0, 1, 2
+_MAGIC_AT = rb.FIELD_OFFSETS["magic"]  # the same byte in a legacy entry (offset, size, crc, magic)
 LARGE_ENTRY = 1 << 20
 """An entry at least this large has its mapped pages let go as soon as the iteration moves past it."""
 
@@ -195,6 +196,22 @@ class SegmentEntries(Sequence[LogEntry]):
                     release_pages(buf, released, pos)
                     released = pos
                 previous = pos
+                yield self._make(buf, k)
+
+    def magic2_entries(self) -> Iterator[LogEntry]:
+        """The magic 2 batches in order, as iteration makes them; a legacy entry is skipped by its magic byte, never
+        read (its wrapper is not inflated, its pages not touched beyond that byte)."""
+        if self._hi <= self._lo:
+            return
+        with mapped(self._path) as buf:
+            released = self._pos[self._lo]
+            for k in range(self._lo, self._hi):
+                pos = self._pos[k]
+                if pos - released >= RELEASE_EVERY:
+                    release_pages(buf, released, pos)
+                    released = pos
+                if pos + _MAGIC_AT < len(buf) and buf[pos + _MAGIC_AT] != 2:
+                    continue
                 yield self._make(buf, k)
 
     def spans(self) -> Iterator[tuple[int, int]]:

@@ -133,7 +133,8 @@ def parse_legacy_entry(buf: bytes | memoryview, pos: int = 0) -> LegacyBatch:
         raise DecodeError("message_size", f"message size {size} overruns the buffer "
                           f"({len(buf) - start} bytes left)", pos + SIZE_OFFSET)
     crc, magic, attributes, timestamp, key, value = _message_fields(buf, start, end, pos + SIZE_OFFSET)
-    valid = zlib.crc32(buf[start + CRC_SIZE:end]) == crc
+    with memoryview(buf) as view:  # not a slice of the map: a 16 MiB wrapper would be copied for its CRC
+        valid = zlib.crc32(view[start + CRC_SIZE:end]) == crc
     return LegacyBatch(pos, offset, size, crc, magic, attributes, timestamp, key, value, valid)
 
 
