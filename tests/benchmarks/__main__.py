@@ -77,23 +77,29 @@ def _runs(logdir: str, part: str, out: str, segment_files: list[str]) -> dict[st
     return runs
 
 
-def command_rss(inputs: dict[str, Any], work: Path, python_path: bool = True) -> dict[str, Any]:
+MEMORY_INPUTS = ("tiny-logdir", "zero-index-logdir", "legacy-capped-logdir")
+
+
+def command_rss(inputs: dict[str, Any], work: Path, python_path: bool = True, native_path: bool = True,
+                only: tuple[str, ...] = MEMORY_INPUTS) -> dict[str, Any]:
     """Each subcommand and format once, in a fresh process, over each memory input (1 GiB of one-record batches;
     the same segment with 1 GiB zero-filled index files; 1 GiB of legacy gzip wrappers past the cap), natively and
     with ``KAFKATOOL_NATIVE=0``: wall time and peak RSS (the scan's pool workers included)."""
-    out = str(work / "rss-out")
+    out = str(work / f"rss-out-{os.getpid()}")  # shards of the table may run side by side
     found: dict[str, Any] = {}
     for label, key, part_name, suffixes in (
             ("one-record batches", "tiny-logdir", "tiny-0", (".log",)),
             ("zero-filled indexes", "zero-index-logdir", "tiny-0", (".index", ".timeindex", ".txnindex")),
             ("legacy wrappers past the cap", "legacy-capped-logdir", "capped-0", (".log",))):
+        if key not in only:
+            continue
         logdir = str(inputs[key]["path"])
         part = str(Path(logdir) / part_name)
         files = [str(Path(part) / f"00000000000000000000{s}") for s in suffixes]
         runs = _runs(logdir, part, out, files)
         if key == "zero-index-logdir":  # the log itself is the first input's: only what the indexes change
             runs = {k: v for k, v in runs.items() if not k.startswith(("simulate-replication", "salvage"))}
-        for native in (True, False) if python_path else (True,):
+        for native in (n for n, wanted in ((True, native_path), (False, python_path)) if wanted):
             for name, args in runs.items():
                 row = f"{name}, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"
                 found[row] = suite.cli(args, 1, native=native)
@@ -338,6 +344,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip every subcommand's peak RSS on the one-record-batch log dir (the longest part)")
     parser.add_argument("--no-python-path", action="store_true",
                         help="skip the KAFKATOOL_NATIVE=0 rows (the Python path of the same commands)")
+    parser.add_argument("--memory-input", action="append", choices=MEMORY_INPUTS,
+                        help="with --memory-only: the RSS rows of this input only (repeatable; default all three)")
+    parser.add_argument("--no-native-path", action="store_true",
+                        help="with --memory-only: only the KAFKATOOL_NATIVE=0 rows (a shard run beside another)")
+    parser.add_argument("--no-check-ratio", action="store_true",
+                        help="with --memory-only: skip check against dump-segment -f jsonl (a shard of the table)")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the memory inputs: check against dump-segment -f jsonl, and every subcommand's "
                              "and format's peak RSS (natively and, unless --no-python-path, KAFKATOOL_NATIVE=0)")
@@ -455,15 +467,18 @@ def main(argv: list[str] | None = None) -> int:
 def _memory_only(res: dict[str, Any], inputs: dict[str, Any], work: Path, runs: int, args: Any) -> int:
     """``--memory-only``: the check/jsonl time ratio and the peak RSS table, printed and written."""
     tiny_logdir = str(inputs["tiny-logdir"]["path"])
-    print("check and dump-segment -f jsonl on 1 GiB of one-record batches ...", file=sys.stderr)
-    res["check_vs_jsonl"] = {
-        "check": suite.cli(["check", "-f", "json", tiny_logdir], runs),
-        "jsonl": suite.cli(["dump-segment", "-f", "jsonl", str(Path(tiny_logdir) / "tiny-0")], runs)}
-    pair = res["check_vs_jsonl"]
-    print(f"  check {pair['check']['s']:.2f} s, jsonl {pair['jsonl']['s']:.2f} s: "
-          f"{_ratio(pair['check']['s'], pair['jsonl']['s']):.2f}x", file=sys.stderr, flush=True)
+    if not args.no_check_ratio:
+        print("check and dump-segment -f jsonl on 1 GiB of one-record batches ...", file=sys.stderr)
+        res["check_vs_jsonl"] = {
+            "check": suite.cli(["check", "-f", "json", tiny_logdir], runs),
+            "jsonl": suite.cli(["dump-segment", "-f", "jsonl", str(Path(tiny_logdir) / "tiny-0")], runs)}
+        pair = res["check_vs_jsonl"]
+        print(f"  check {pair['check']['s']:.2f} s, jsonl {pair['jsonl']['s']:.2f} s: "
+              f"{_ratio(pair['check']['s'], pair['jsonl']['s']):.2f}x", file=sys.stderr, flush=True)
     print("peak RSS of every subcommand and format on the 1 GiB memory inputs ...", file=sys.stderr)
-    res["rss_commands"] = command_rss(inputs, work, python_path=not args.no_python_path)
+    res["rss_commands"] = command_rss(inputs, work, python_path=not args.no_python_path,
+                                      native_path=not args.no_native_path,
+                                      only=tuple(args.memory_input or MEMORY_INPUTS))
     res["rss_1gib"] = dict(res["rss_commands"])
     res["headline"] = [t for t in headline_memory(res)]
     print("\n[peak RSS of every subcommand and format on the 1 GiB memory inputs, fresh process each]")
