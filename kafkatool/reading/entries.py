@@ -87,9 +87,10 @@ class SegmentEntries(Sequence[LogEntry]):
         if entry.max_timestamp > self._max_ts:  # type: ignore[operator]
             self._max_ts = entry.max_timestamp
 
-    def extend_columns(self, positions: Any, sizes: Any, flag: int) -> None:
-        """Record walked entries given as position and size arrays in file order, all with the CRC verdict ``flag``
-        (while the segment is being read); ``max_timestamp`` is the caller's."""
+    def extend_columns(self, positions: Any, sizes: Any, flag: Any) -> None:
+        """Record walked entries given as position and size arrays in file order, with the CRC verdict ``flag``
+        (one for all, or a uint8 array of one per entry) while the segment is being read; ``max_timestamp`` is the
+        caller's."""
         count = len(positions)
         if not count:
             return
@@ -107,7 +108,19 @@ class SegmentEntries(Sequence[LogEntry]):
         self._add_flags(flag, count)
         self._hi += count
 
-    def _add_flags(self, flag: int, count: int) -> None:
+    def _add_flags(self, flag: Any, count: int) -> None:
+        if not isinstance(flag, int):  # one verdict per entry
+            import numpy as np
+
+            flags = np.asarray(flag, dtype=np.uint8)
+            if count and bool((flags == flags[0]).all()):
+                flag = int(flags[0])
+            else:
+                n = len(self._pos) - count
+                if self._crc is None:
+                    self._crc = bytearray([self._crc_fill]) * n
+                self._crc.extend(flags.tobytes())
+                return
         n = len(self._pos) - count  # entries before these
         if self._crc is not None:
             self._crc.extend(bytes([flag]) * count)

@@ -15,8 +15,8 @@ segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (boun
 
 :func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
 scan (``reading.columns.scan_buffer``, the native walk), only when the native core is built: when the scan
-finds the segment clean (magic 2 batches and legacy entries, no defect, chained to the end) it gives the same
-entries and defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`);
+finds the segment whole (magic 2 batches and legacy entries chained to the end, no defect but magic 2 batches
+whose CRC fails) it gives the same entries and defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`);
 otherwise the walk reads it. Legacy entries come from the scan's legacy columns; their header columns are the
 object path's, as above.
 """
@@ -115,10 +115,15 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
         scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + READ_WINDOW),
                            max_output=limits.max_decompressed_bytes, path=path)
         legacy = scan.legacy
-        if scan.defects or scan.landing <= at or (scan.landing < size and scan.landing < at + READ_WINDOW) or (
-                scan.crc_valid is not None and not bool(scan.crc_valid.all())) or not bool(
-                legacy["crc_valid"].all()):
+        # a magic 2 batch whose CRC fails is read as the walk reads it (its defect, the entry marked invalid):
+        # any other defect, a legacy CRC failure or a chain that stops early is the walk's to read
+        bad = np.zeros(len(scan), dtype=bool) if scan.crc_valid is None else ~scan.crc_valid
+        crc_at = set(scan.positions[bad].tolist()) if bad.any() else set()
+        if any(d.code != "crc-mismatch" or d.position not in crc_at for d in scan.defects) or len(
+                scan.defects) != len(crc_at) or scan.landing <= at or (
+                scan.landing < size and scan.landing < at + READ_WINDOW) or not bool(legacy["crc_valid"].all()):
             return False
+        found: list[tuple[int, int, Defect]] = [(d.position or 0, 0, d) for d in scan.defects]
         at = scan.landing
         # the kept headers are indexed by entry: only while every entry is a magic 2 batch
         if heads is not None and not len(legacy) and kept + scan.headers.nbytes <= HEADERS_BUDGET:
@@ -128,6 +133,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
             heads = None
         pos = scan.positions
         sizes = scan.headers["batch_length"].astype(np.int64) + rb.LOG_OVERHEAD
+        flags = np.where(bad, np.uint8(_CRC_INVALID), np.uint8(_CRC_VALID))
         if len(scan):
             newest = max(newest, int(scan.headers["max_timestamp"].max()))
         # control batches (their markers) and legacy wrappers whose inner read failed (their defects), in order
@@ -137,19 +143,22 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
             to_read = np.sort(np.concatenate([to_read, legacy["position"][wrappers]]))
             pos = np.concatenate([pos, legacy["position"]])
             sizes = np.concatenate([sizes, legacy["message_size"].astype(np.int64) + rb.LOG_OVERHEAD])
+            flags = np.concatenate([flags, np.full(len(legacy), _CRC_VALID, dtype=np.uint8)])
             order = np.argsort(pos, kind="stable")
-            pos, sizes = pos[order], sizes[order]
+            pos, sizes, flags = pos[order], sizes[order], flags[order]
             newest = max(newest, int(legacy["timestamp"].max()))
-        entries.extend_columns(pos, sizes, _CRC_VALID)
+        entries.extend_columns(pos, sizes, flags)
         for where in to_read.tolist():
             entry = read_entry_at(buf, where, max_output=limits.max_decompressed_bytes)
-            entry.crc_valid = True
+            entry.crc_valid = where not in crc_at
             err = complete_entry(entry, buf, limits=limits)
             if err is not None:
-                defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
+                found.append((where, 1, Defect("record-decode", seg.log_file, err.position, err.field, err.reason)))
             if isinstance(entry, RecordBatch) and len(entries._markers) < MAX_MARKERS:
                 entries._markers[where] = marker_of(entry)
-        del scan, legacy, pos, sizes, to_read
+        found.sort(key=lambda item: item[:2])  # the walk's order: an entry's CRC defect, then its decoding's
+        defects += [d for _, _, d in found]
+        del scan, legacy, pos, sizes, to_read, flags, bad, found
         release(buf, begin, at)  # the pages the entries read again touched (a legacy wrapper's: megabytes)
     entries._heads = None if heads is None else _Budget.take(
         heads[0] if len(heads) == 1 else np.concatenate(heads) if heads else np.zeros(0, bc.native_header_dtype()),
