@@ -16,7 +16,8 @@ segment of more than :data:`MAX_COLUMN_ROWS` batches takes the object path (boun
 :func:`read_clean_segment` is the shallow read of a segment (``reading.logdir._read_segment``'s) by the column
 scan (``reading.columns.scan_buffer``, the native walk), only when the native core is built: when the scan
 finds the segment whole (magic 2 batches and legacy entries chained to the end, no defect but magic 2 batches
-whose CRC fails) it gives the same entries and defects as the resilient walk, with the control batches' markers kept (:class:`ColumnEntries`);
+whose CRC fails) it gives the same entries and defects as the resilient walk, with the control batches' markers
+kept (:class:`ColumnEntries`);
 otherwise the walk reads it. Legacy entries come from the scan's legacy columns; their header columns are the
 object path's, as above.
 """
