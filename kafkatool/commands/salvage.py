@@ -3,6 +3,7 @@ loads without truncating any of it, the records exported, and the account agains
 
 from __future__ import annotations
 
+import os
 import time
 from enum import StrEnum
 from pathlib import Path
@@ -100,6 +101,16 @@ def produce_to(result: SalvageResult, bootstrap: str, inputs: list[Path], *, top
     return summary.document(opts)
 
 
+def _lean_arrow() -> None:
+    """Arrow as the Parquet export needs it: the C allocator's buffers (chosen before pyarrow is first imported; a
+    user's own choice stands) and no pandas (pyarrow imports it on its first conversion when installed). Measured
+    2026-11-28 on 383,479 one-record rows: 264 MB peak before, 159 MB after (fleet.tables.arrow_without_pandas)."""
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    from kafkatool.fleet.tables import arrow_without_pandas
+
+    arrow_without_pandas()
+
+
 def command(
     paths: Annotated[list[str] | None, typer.Argument(
         help="Log dirs or partition directories (leftover -delete, -stray and -future directories included).",
@@ -183,6 +194,8 @@ def command(
             if suffix not in ExportKind.__members__:
                 raise UsageError(f"--export {export}: name a .jsonl or .parquet file")
             kind = ExportKind(suffix)
+            if kind is ExportKind.parquet:
+                _lean_arrow()
             prepare_output_file(Path(export), every, force=force)
             if out is not None and Path(out).resolve() in Path(export).resolve().parents:
                 raise UsageError(f"--export {export} is inside --out {out}")

@@ -27,6 +27,7 @@ from kafkatool.engine.segment_recovery import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     InvalidOffset,
     SegmentOverflow,
+    column_windows,
     infer_index_interval,
 )
 from kafkatool.model import (
@@ -139,34 +140,36 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
     first, last = None, None
     producers: set[int] = set()
     transactions: list[int] = []
-    for entries in loader.entries_before.values():
-        cols = loader.columns.get(entries)
-        if cols is not None:
-            # the same sums over header columns (all magic 2 batches)
-            keep = cols["last_offset"] >= next_offset
-            if keep.any():
-                batches += int(keep.sum())
-                records += int(cols["records_count"][keep].astype(np.int64).sum())
-                lo, hi = int(cols["base_offset"][keep].min()), int(cols["last_offset"][keep].max())
-                first = lo if first is None else min(first, lo)
-                last = hi if last is None else max(last, hi)
-                pids = cols["producer_id"][keep]
-                producers.update(pids[pids >= 0].tolist())
-                attrs = cols["attributes"][keep]
-                transactions += cols["base_offset"][keep][(attrs & 0x30) == 0x10].tolist()
-            continue
-        for e in entries:
-            if e.last_offset < next_offset:
+    for whole in loader.entries_before.values():
+        known = loader.columns.get(whole)
+        # a segment too large for one set of header columns goes window by window (column_windows)
+        for entries, cols in [(whole, known)] if known is not None else column_windows(whole):
+            if cols is not None:
+                # the same sums over header columns (all magic 2 batches)
+                keep = cols["last_offset"] >= next_offset
+                if keep.any():
+                    batches += int(keep.sum())
+                    records += int(cols["records_count"][keep].astype(np.int64).sum())
+                    lo, hi = int(cols["base_offset"][keep].min()), int(cols["last_offset"][keep].max())
+                    first = lo if first is None else min(first, lo)
+                    last = hi if last is None else max(last, hi)
+                    pids = cols["producer_id"][keep]
+                    producers.update(pids[pids >= 0].tolist())
+                    attrs = cols["attributes"][keep]
+                    transactions += cols["base_offset"][keep][(attrs & 0x30) == 0x10].tolist()
                 continue
-            batches += 1
-            records += e.records_count if isinstance(e, RecordBatch) else 1
-            first = e.base_offset if first is None else min(first, e.base_offset)
-            last = e.last_offset if last is None else max(last, e.last_offset)
-            if isinstance(e, RecordBatch):
-                if e.producer_id >= 0:
-                    producers.add(e.producer_id)
-                if e.is_transactional and not e.is_control:
-                    transactions.append(e.base_offset)
+            for e in entries:
+                if e.last_offset < next_offset:
+                    continue
+                batches += 1
+                records += e.records_count if isinstance(e, RecordBatch) else 1
+                first = e.base_offset if first is None else min(first, e.base_offset)
+                last = e.last_offset if last is None else max(last, e.last_offset)
+                if isinstance(e, RecordBatch):
+                    if e.producer_id >= 0:
+                        producers.add(e.producer_id)
+                    if e.is_transactional and not e.is_control:
+                        transactions.append(e.base_offset)
     def size_after(base: int) -> int:
         seg = next((s for s in loader.segments if s.base == base), None)
         return seg.size if seg is not None else 0

@@ -9,7 +9,7 @@ magic 2 batches to the producer state. Pure: the segment view is changed in plac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from kafkatool.model import NO_TIMESTAMP, LogEntry, PartitionData, RecordBatch, 
 from kafkatool.schema import native
 from kafkatool.storage import LeaderEpochCache
 
-__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "ColumnCache", "InvalidOffset", "SegmentOverflow", "entry_columns",
+__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "ColumnCache", "InvalidOffset", "SegmentOverflow", "column_windows",
+           "entry_columns",
            "infer_index_interval", "recover_segment", "truncate_to_base", "truncation_reason"]
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
@@ -66,6 +67,9 @@ def recover_segment(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderE
     cols = columns.get(seg.entries) if columns is not None else entry_columns(seg.entries)
     if cols is not None:
         return _recover_columns(seg, psm, epochs, interval, cols)
+    windowed = _recover_windows(seg, psm, epochs)
+    if windowed is not None:
+        return windowed
     valid = kept = 0
     last_index_entry, idx_last, ts_last = 0, None, (NO_TIMESTAMP, seg.base)
     max_ts = (NO_TIMESTAMP, -1)
@@ -125,6 +129,82 @@ def _recover_columns(seg: LoadedSegment, psm: ProducerStateFiles, epochs: Leader
         raise SegmentOverflow(seg, int(last_offset[kept]))
     if end in (2, 3):
         raise InvalidOffset(seg, a, b, "offset index" if end == 2 else "time index")
+    truncated = seg.size - valid
+    seg.entries, seg.size, seg.recovered = seg.entries[:kept], valid, True
+    return truncated
+
+
+RECOVERY_WINDOW_ROWS = 1 << 16
+"""The batches whose header columns :func:`_recover_windows` holds at a time."""
+
+
+def _windows(entries: Sequence[LogEntry], stop: int) -> Iterator[dict[str, np.ndarray] | None]:
+    """The header columns of ``entries[:stop]``, :data:`RECOVERY_WINDOW_ROWS` at a time (``None``: objects)."""
+    for lo in range(0, stop, RECOVERY_WINDOW_ROWS):
+        yield entry_columns(entries[lo:min(stop, lo + RECOVERY_WINDOW_ROWS)])
+
+
+def column_windows(entries: Sequence[LogEntry]) -> Iterator[tuple[Sequence[LogEntry], dict[str, np.ndarray] | None]]:
+    """``entries`` in parts of at most :data:`RECOVERY_WINDOW_ROWS`, each with its header columns or ``None``
+    (that part's objects); a list or a deep read is one part of objects."""
+    if getattr(entries, "_deep", True) or not hasattr(entries, "header_columns") or native.core() is None:
+        yield entries, None
+        return
+    for lo in range(0, len(entries), RECOVERY_WINDOW_ROWS):
+        part = entries[lo:lo + RECOVERY_WINDOW_ROWS]
+        yield part, entry_columns(part)
+
+
+def _recover_windows(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderEpochCache) -> int | None:
+    """:func:`recover_segment` of a segment too large for one set of header columns, a window at a time, when its
+    offsets rise batch after batch up to where recovery stops (``None`` otherwise: the object path). Rising
+    offsets are what lets the windows go without the per-batch loop: an index entry's ordering checks
+    (``InvalidOffsetException``) compare a batch's last offset with an earlier one's, so they cannot fail; what
+    is left is the valid prefix (contiguous, CRC not failed) and the offset overflow, found by the first pass,
+    before the second changes any state (leader epochs, producer state) as the loop would."""
+    entries = seg.entries
+    if getattr(entries, "_deep", True) or not hasattr(entries, "header_columns") or native.core() is None:
+        return None
+    valid = kept = 0
+    previous: int | None = None
+    overflow: int | None = None
+    for cols in _windows(entries, len(entries)):
+        if cols is None:
+            return None
+        size, last = cols["size"], cols["last_offset"]
+        expected = valid + np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(size)[:-1]])
+        stops = (cols["position"] != expected) | cols["crc_invalid"]
+        over = (last < seg.base) | (last - seg.base > INT32_MAX)  # a wrapped difference is below the base anyway
+        n = len(size)
+        first_stop = int(np.argmax(stops)) if stops.any() else n
+        first_over = int(np.argmax(over)) if over.any() else n
+        m = min(first_stop, first_over)
+        if m and ((previous is not None and int(last[0]) <= previous) or not bool((np.diff(last[:m]) > 0).all())):
+            return None  # offsets that do not rise: the index checks need the loop
+        kept += m
+        valid += int(size[:m].sum())
+        if m < n:
+            if first_over < first_stop:
+                overflow = int(last[m])
+            break
+        previous = int(last[m - 1]) if m else previous
+    latest = epochs.latest_epoch()
+    floor = -1 if latest is None else max(latest, -1)
+    for cols in _windows(entries, kept):
+        if cols is None:
+            return None  # not reached: the first pass read the same windows
+        ple = cols["partition_leader_epoch"].astype(np.int64)
+        before = np.maximum.accumulate(np.concatenate([np.asarray([floor], dtype=np.int64), ple]))[:-1]
+        base_offset = cols["base_offset"]
+        for row in np.flatnonzero(ple > before).tolist():
+            epochs.assign(int(ple[row]), int(base_offset[row]))
+        floor = max(floor, int(ple.max())) if len(ple) else floor
+        replay_columns(psm.state, cols)
+        if len(ple):
+            psm.map_end = int(cols["last_offset"][-1]) + 1
+    if overflow is not None:
+        seg.index = None  # LogSegment.recover reset the index before it threw
+        raise SegmentOverflow(seg, overflow)
     truncated = seg.size - valid
     seg.entries, seg.size, seg.recovered = seg.entries[:kept], valid, True
     return truncated

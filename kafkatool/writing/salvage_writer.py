@@ -121,20 +121,25 @@ def write_parquet(path: Path, rows: Iterable[dict[str, Any]]) -> int:
         ("headers", pa.list_(header)), ("producer_id", pa.int64()), ("producer_epoch", pa.int16()),
         ("sequence", pa.int32()), ("transaction_state", pa.string()), ("leader_epoch", pa.int32()),
         ("file", pa.string()), ("position", pa.int64()), ("replica", pa.int32()), ("source_kind", pa.string())])
+    names = schema.names
     n = 0
     with replacing(path) as fh:
         writer = pq.ParquetWriter(fh, schema)
-        block: list[dict[str, Any]] = []
-        held = 0
+        # a block is held as columns of values, not as row dicts (a dict of 17 fields costs about 1 KiB a row:
+        # 50,000 one-record rows held 264 MB at the peak, as columns 177 MB, measured 2026-11-28)
+        block: dict[str, list[Any]] = {k: [] for k in names}
+        count = held = 0
         for row in rows:
-            block.append(row)
+            for k in names:
+                block[k].append(row[k])
+            count += 1
             held += _row_bytes(row)
-            if len(block) >= PARQUET_ROWS or held >= PARQUET_BYTES:
-                writer.write_table(pa.Table.from_pylist(block, schema))
-                n += len(block)
-                block, held = [], 0
-        if block or n == 0:
-            writer.write_table(pa.Table.from_pylist(block, schema))
-            n += len(block)
+            if count >= PARQUET_ROWS or held >= PARQUET_BYTES:
+                writer.write_table(pa.Table.from_pydict(block, schema))
+                n += count
+                block, count, held = {k: [] for k in names}, 0, 0
+        if count or n == 0:
+            writer.write_table(pa.Table.from_pydict(block, schema))
+            n += count
         writer.close()
     return n
