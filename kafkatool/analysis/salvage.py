@@ -153,21 +153,100 @@ def _batches(k: int, source: SourceFile, start: int, end: int, valid_only: bool 
         h = cols.headers
         valid = cols.crc_valid.tolist() if cols.crc_valid is not None else [True] * len(cols)
         rows = zip(cols.positions.tolist(), valid, *(h[f].tolist() for f in _FIELDS), strict=True)
-        for pos, ok, base, length, epoch, crc, count, attrs, delta, pid, pep, seq, max_ts in rows:
+        for pos, ok, *fields in rows:
             if not ok or pos >= end:
                 continue
-            last_seq = -1 if seq < 0 else (seq + delta) % (1 << 31)
-            c = Candidate(k, pos, length + rb.LOG_OVERHEAD, base, base + delta, epoch, crc, count, attrs, pid, pep,
-                          seq, last_seq, max_ts)
-            if c.control and pid >= 0:
-                c.marker, c.coordinator_epoch = _marker(read_span(source.path, pos, c.size))
-            yield c
+            yield _candidate(k, source, pos, *fields)
+
+
+def _candidate(k: int, source: SourceFile, pos: int, base: int, length: int, epoch: int, crc: int, count: int,
+               attrs: int, delta: int, pid: int, pep: int, seq: int, max_ts: int) -> Candidate:
+    """The :class:`Candidate` of a batch from its header fields (:data:`_FIELDS`); a control batch's marker is
+    read from the file."""
+    last_seq = -1 if seq < 0 else (seq + delta) % (1 << 31)
+    c = Candidate(k, pos, length + rb.LOG_OVERHEAD, base, base + delta, epoch, crc, count, attrs, pid, pep, seq,
+                  last_seq, max_ts)
+    if c.control and pid >= 0:
+        c.marker, c.coordinator_epoch = _marker(read_span(source.path, pos, c.size))
+    return c
 
 
 def _expand(sources: list[SourceFile]) -> Callable[[Run], Iterator[Candidate]]:
     def expand(r: Run) -> Iterator[Candidate]:
         return _batches(r.source, sources[r.source], r.position, r.end)
     return expand
+
+
+PLAIN_STRETCHES = True
+"""Whether :func:`_partition` plans stretches of plain batches by columns (:func:`_chosen_stretches`); off, every
+batch goes through :meth:`LogPlanner.add` (the differential test compares the two)."""
+
+
+def _chosen_stretches(p: PartitionSalvage, planner: LogPlanner, txns: TransactionStates,
+                      kept: list[tuple[int, int]]) -> Iterator[Candidate]:
+    """:func:`chosen_batches`, except that stretches of plain batches (neither control nor transactional, with a
+    sequence Kafka's ``lastSequence`` and this module's agree on) are planned, given their transaction state and
+    counted in the account here, by columns; the other batches are yielded, in order, for the caller's
+    per-batch path."""
+    acc = p.account
+    starts = np.asarray([a for a, _ in kept], dtype=np.int64)
+    stops = np.asarray([b for _, b in kept], dtype=np.int64)
+    for r in p.selection.chosen:
+        source = p.sources[r.source]
+        for cols in scan_windows(source, r.position, r.end, verify_crc=False):
+            h = cols.headers
+            inside = cols.positions < r.end
+            at = cols.positions[inside]
+            if not len(at):
+                continue
+            base = h["base_offset"][inside].astype(np.int64)
+            delta = h["last_offset_delta"][inside].astype(np.int64)
+            attrs = h["attributes"][inside].astype(np.int64)
+            seq = h["base_sequence"][inside].astype(np.int64)
+            plain = ((attrs & 0x30) == 0) & (seq >= -1) & (delta >= 0)
+            columns = {"position": at.astype(np.int64),
+                       "size": h["batch_length"][inside].astype(np.int64) + rb.LOG_OVERHEAD,
+                       "base_offset": base, "last_offset": base + delta, "last_offset_delta": delta,
+                       "epoch": h["partition_leader_epoch"][inside].astype(np.int64),
+                       "max_timestamp": h["max_timestamp"][inside].astype(np.int64),
+                       "producer_id": h["producer_id"][inside].astype(np.int64),
+                       "producer_epoch": h["producer_epoch"][inside].astype(np.int64), "base_sequence": seq,
+                       "attributes": attrs, "records": h["records_count"][inside].astype(np.int64)}
+            special = np.flatnonzero(~plain).tolist()
+            fields = [h[f][inside][special].tolist() for f in _FIELDS] if special else []
+            lo = 0
+            for n, stop in enumerate([*special, len(at)]):
+                if stop > lo:
+                    part = {name: col[lo:stop] for name, col in columns.items()}
+                    planner.add_plain(r.source, part)
+                    txns.add_plain(stop - lo)
+                    _count_plain(acc, r.source, part, starts, stops)
+                if stop < len(at):
+                    yield _candidate(r.source, source, int(at[stop]), *(f[n] for f in fields))
+                lo = stop + 1
+
+
+def _count_plain(acc: Any, k: int, cols: dict[str, np.ndarray], starts: np.ndarray, stops: np.ndarray) -> None:
+    """The account of a stretch of plain (data) batches of source ``k``, as the per-batch loop counts each."""
+    base, last, records = cols["base_offset"], cols["last_offset"], cols["records"]
+    n, total = len(base), int(records.sum())
+    held = np.zeros(n, dtype=bool)
+    if len(starts):  # _covered: inside the Kafka-kept range that starts last at or before the batch
+        i = np.searchsorted(starts, base, side="right") - 1
+        j = np.maximum(i, 0)
+        held = (i >= 0) & (base >= starts[j]) & (last <= stops[j])
+    beyond = int(records[~held].sum())
+    acc.batches += n
+    acc.records += total
+    acc.data_records += total
+    acc.beyond += beyond
+    row = acc.by_source.get(k)
+    if row is None:
+        row = acc.by_source[k] = [0, 0, int(base[0]), int(last[0]), 0]
+    row[0] += n
+    row[1] += total
+    row[3] = int(last[-1])
+    row[4] += beyond
 
 
 def chosen_batches(p: PartitionSalvage) -> Iterator[Candidate]:
@@ -503,7 +582,7 @@ def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
     planner = LogPlanner(segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes, empty_base=base)
     txns = TransactionStates(planner.psm)
     acc = part.account
-    for c in chosen_batches(part):
+    for c in _chosen_stretches(part, planner, txns, kept_ranges) if PLAIN_STRETCHES else chosen_batches(part):
         planner.add(c)
         txns.add(c)
         acc.batches += 1

@@ -27,6 +27,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from kafkatool.engine.producer_state import replay_columns
 from kafkatool.model import AbortedTxn, LeaderEpochEntry, OffsetIndexEntry, ProducerSnapshotEntry, TimeIndexEntry
 from kafkatool.storage import LeaderEpochCache
 from kafkatool.storage.producer_state import ABORT_MARKER, NO_MARKER, ProducerStateManager, Transaction
@@ -371,6 +374,12 @@ class TransactionStates:
             psm.map_end_offset = c.last_offset + 1
         self.codes.append(code)
 
+    def add_plain(self, count: int) -> None:
+        """The next ``count`` chosen batches, neither control nor transactional (their producers are the
+        planner's manager's: nothing to pair, no state)."""
+        assert not self.own
+        self.codes.extend(bytes(count))
+
     def finish(self) -> tuple[bytearray, dict[str, int]]:
         """The codes of every batch fed (:data:`STATES`), and the data records by state of the transactions."""
         final = bytes(2 if t.aborted is None else 3 if t.aborted else 4 for t in self.txns)
@@ -479,6 +488,12 @@ class LogPlan:
     gaps: list[tuple[int, int]]
 
 
+PLAIN_MIN_ROWS = 64
+"""The fewest batches :meth:`LogPlanner.add_plain` plans by columns (a stretch between transactional batches
+shorter than this goes batch by batch: the producer replay by columns hands the whole producer state over and
+back once per call)."""
+
+
 class LogPlanner:
     """Lay the chosen batches out as ``UnifiedLog.append`` would (see the module docstring), fed in offset order:
     what is kept per batch is a few counters, so a log of any size plans in bounded memory."""
@@ -545,6 +560,141 @@ class LogPlanner:
             piece[2] = c.position + c.size
         else:
             seg.pieces.append([c.source, c.position, c.position + c.size])
+
+    def add_plain(self, k: int, cols: dict[str, np.ndarray]) -> None:
+        """Consecutive chosen batches of source ``k`` that are neither control nor transactional, as int64 columns
+        (``position``, ``size``, ``base_offset``, ``last_offset``, ``epoch``, ``max_timestamp``, ``producer_id``,
+        ``producer_epoch``, ``base_sequence``, ``last_offset_delta``, ``attributes``) in offset order: the plan
+        :meth:`add` of each would make, with no Python object per batch. Between two segment rolls the index
+        state advances an index entry at a time (``index.interval.bytes`` apart), the producer rows are replayed
+        by columns (``engine.producer_state.replay_columns``: what ``append_data`` does to a data batch's producer)
+        and the leader epochs are assigned where they change (``assign`` of the epoch already latest, from a later
+        offset, changes nothing). A stretch that could fill an index (a roll by entry count) goes batch by batch."""
+        n = len(cols["base_offset"])
+        if not n:
+            return
+        ix = self.seg.indexes if self.seg is not None else None
+        if n < PLAIN_MIN_ROWS or n >= self.max_entries or (
+                ix is not None and max(ix.index_count, ix.time_count) + n >= self.max_entries):
+            self._add_rows(k, cols, 0, n)
+            return
+        size, base, last = cols["size"], cols["base_offset"], cols["last_offset"]
+        ends = np.cumsum(size)  # bytes of the stretch up to and including each row
+        i = 0
+        while i < n:
+            seg = self.seg
+            c_size, c_base, c_last = int(size[i]), int(base[i]), int(last[i])
+            ix = seg.indexes if seg is not None else None
+            if seg is None or ix is None or (seg.batches and (ix.size > self.segment_bytes - c_size
+                                                              or c_last - seg.base_offset > INT_MAX
+                                                              or ix.time_count >= self.max_entries
+                                                              or ix.index_count >= self.max_entries)):
+                self._roll(c_base)
+                seg = self.seg
+                ix = seg.indexes  # type: ignore[union-attr]
+            assert seg is not None and ix is not None
+            # the rows after i that go into this segment: none may roll it (bytes, or an offset past 32 bits)
+            before = int(ends[i - 1]) if i else 0
+            full = int(np.searchsorted(ends, before + self.segment_bytes - ix.size, side="right"))
+            far = last[i + 1:] - seg.base_offset > INT_MAX
+            j = min(full, (i + 1 + int(np.argmax(far))) if far.any() else n, n)
+            j = max(j, i + 1)
+            self._stretch(k, cols, i, j)
+            i = j
+
+    def _roll(self, base_offset: int) -> None:
+        """A new segment from ``base_offset`` (the snapshot of the state before it, as :meth:`add` rolls)."""
+        seg, psm = self.seg, self.psm
+        if seg is not None:
+            seg.indexes.time_entry()  # type: ignore[union-attr]
+            psm.map_end_offset = base_offset
+            taken = psm.take_snapshot()
+            if taken is not None:
+                self.snapshots[base_offset] = taken
+        self.seg = SegmentPlan(base_offset, indexes=IndexState(self.interval, keep=False))
+        self.segments.append(self.seg)
+
+    def _add_rows(self, k: int, cols: dict[str, np.ndarray], lo: int, hi: int) -> None:
+        """Rows ``[lo, hi)`` batch by batch (:meth:`add`)."""
+        names = ("position", "size", "base_offset", "last_offset", "epoch", "max_timestamp", "producer_id",
+                 "producer_epoch", "base_sequence", "last_offset_delta", "attributes")
+        for pos, sz, b, la, ep, ts, pid, pep, seq, delta, attrs in zip(
+                *(cols[name][lo:hi].tolist() for name in names), strict=True):
+            self.add(Candidate(k, pos, sz, b, la, ep, 0, 0, attrs, pid, pep, seq,
+                               -1 if seq < 0 else (seq + delta) % (1 << 31), ts))
+
+    def _stretch(self, k: int, cols: dict[str, np.ndarray], i: int, j: int) -> None:
+        """Rows ``[i, j)`` into the current segment, which none of them rolls."""
+        seg, psm = self.seg, self.psm
+        assert seg is not None and seg.indexes is not None
+        ix = seg.indexes
+        size, base, last = cols["size"][i:j], cols["base_offset"][i:j], cols["last_offset"][i:j]
+        pos, ts = cols["position"][i:j], cols["max_timestamp"][i:j]
+        # gaps, first and last offsets
+        if self.last >= 0 and int(base[0]) > self.last + 1:
+            self.gaps.append((self.last + 1, int(base[0]) - 1))
+        holes = np.flatnonzero(base[1:] > last[:-1] + 1)
+        self.gaps += [(int(last[h]) + 1, int(base[h + 1]) - 1) for h in holes.tolist()]
+        if self.first < 0:
+            self.first = int(base[0])
+        self.last = int(last[-1])
+        # leader epochs, where they change
+        epoch = cols["epoch"][i:j]
+        known = epoch >= 0
+        if known.any():
+            e, b = epoch[known], base[known]
+            change = np.concatenate([np.ones(1, dtype=bool), e[1:] != e[:-1]])
+            for ep, off in zip(e[change].tolist(), b[change].tolist(), strict=True):
+                self.epochs.assign(ep, off)
+        # the indexes: an entry at each row before which more than index.interval.bytes were added since the last
+        prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(size)])  # bytes before each row
+        running = np.maximum.accumulate(np.maximum(ts, ix.max_ts))
+        since, at = ix.since_index, 0
+        total = len(size)
+        while True:
+            q = int(np.searchsorted(prefix, prefix[at] + self.interval - since, side="right"))
+            if q >= total:
+                break
+            ix.index_count += 1
+            top = int(running[q])
+            if top > ix.last_time and top >= 0:  # TimeIndex.maybeAppend (the planner keeps counts only)
+                ix.last_time = top
+                ix.time_count += 1
+            since, at = 0, q
+        ix.since_index = since + int(prefix[total] - prefix[at])
+        ix.size += int(prefix[total])
+        top = int(ts.max())
+        if top > ix.max_ts:
+            ix.max_ts, ix.max_ts_offset = top, int(last[int(np.argmax(ts))])
+        # producers: a data batch of a producer inside its open transaction is named (as add does)
+        pid = cols["producer_id"][i:j]
+        mine = pid >= 0
+        if mine.any():
+            open_txn = [p for p, entry in psm.producers.items() if entry.current_txn_first_offset is not None]
+            if open_txn:
+                self.invalid += base[mine & np.isin(pid, open_txn)].tolist()
+            rows = {"position": pos[mine], "base_offset": base[mine],
+                    "last_offset_delta": cols["last_offset_delta"][i:j][mine], "producer_id": pid[mine],
+                    "producer_epoch": cols["producer_epoch"][i:j][mine],
+                    "base_sequence": cols["base_sequence"][i:j][mine],
+                    "attributes": cols["attributes"][i:j][mine], "max_timestamp": ts[mine]}
+            rows["marker"] = np.full(len(rows["position"]), NO_MARKER, dtype=np.int64)
+            rows["coordinator_epoch"] = np.zeros(len(rows["position"]), dtype=np.int64)
+            replay_columns(psm, rows)
+        psm.map_end_offset = self.last + 1
+        seg.batches += total
+        seg.last_offset = self.last
+        # the pieces: byte ranges of whole batches, one more wherever the bytes stop following each other
+        cuts = np.flatnonzero(pos[1:] != pos[:-1] + size[:-1]) + 1
+        starts = [0, *cuts.tolist()]
+        stops = [*cuts.tolist(), total]
+        for a, b in zip(starts, stops, strict=True):
+            first_pos, end_pos = int(pos[a]), int(pos[b - 1] + size[b - 1])
+            piece = seg.pieces[-1] if seg.pieces else None
+            if piece is not None and piece[0] == k and piece[2] == first_pos:
+                piece[2] = end_pos
+            else:
+                seg.pieces.append([k, first_pos, end_pos])
 
     def finish(self) -> LogPlan:
         """The plan, once every chosen batch was fed."""
