@@ -251,14 +251,14 @@ def verify_index(path: Path, loaded: small_files.Loaded) -> list[Defect]:
     """Index and time index entries against their segment (read shallow)."""
     from kafkatool.engine.verify import check_offset_index, check_time_index
     from kafkatool.model import Defect
-    from kafkatool.reading.log import read_log
+    from kafkatool.reading.logdir import read_segment
 
     log_path = path.with_name(path.name.split(".", 1)[0] + ".log")
     if not log_path.exists():
         return [Defect("index-without-log", str(path), None, "file",
                        f"{log_path.name} is missing: the index cannot be checked (Kafka deletes such orphans)",
                        "warning")]
-    entries, _ = read_log(log_path)
+    entries = read_segment(log_path).entries  # held lazily: a 1 GiB segment of small batches is millions of them
     base = loaded.base_offset or 0
     value = loaded.value
     if loaded.kind == FileKind.OFFSET_INDEX.value:

@@ -23,7 +23,7 @@ from kafkatool.model import (
 from kafkatool.reading.context import resolve
 from kafkatool.reading.entries import SegmentEntries, complete_entry
 from kafkatool.reading.entry_columns import read_clean_segment
-from kafkatool.reading.files import is_readable_file, list_dir, mapped, read_bytes, read_txn_index, survey
+from kafkatool.reading.files import file_size, is_readable_file, list_dir, mapped, read_bytes, read_txn_index, survey
 from kafkatool.reading.inventory import looks_like_partition_dir, refused_defects
 from kafkatool.reading.objects import input_path
 from kafkatool.schema import (
@@ -87,6 +87,14 @@ def _read_segment(seg: SegmentData, path: Path, deep: bool = False, limits: Read
                 seg.defects.append(Defect("record-decode", seg.log_file, err.position, err.field, err.reason))
             entries.append(item)
     seg.entries = entries
+
+
+def read_segment(path: Path) -> SegmentData:
+    """One segment read shallow as a partition read reads it: its entries held lazily (positions, re-read on use),
+    never a Python object per batch for the whole file."""
+    seg = SegmentData(0, path.name, file_size(path))
+    _read_segment(seg, path)
+    return seg
 
 
 def read_partition(directory: Path, label: str, *, deep: bool = False,
