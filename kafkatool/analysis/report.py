@@ -134,7 +134,7 @@ def salvage_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) -
              "fails to load" if p["kafka"] and p["kafka"]["outcome"] != "loaded" else
              ("no live copy" if p["kafka"] is None else (p["kafka"] or {}).get("log_end_offset")),
              p["salvage"]["records"], p["salvage"]["records_beyond_kafka"], p["salvage"]["log_end_offset"],
-             sum(g["count"] for g in p["lost"]), len(p["conflicts"])] for p in parts]
+             p["lost_offsets"], len(p["conflicts"])] for p in parts]
     sources = [[p["partition"], s["file"], s["kind"], s["replica"], s["records"], s["records_beyond_kafka"],
                 f"{s['from']}-{s['to']}"] for p in parts for s in p["sources"]]
     lost = [[p["partition"], g["from"], g["to"], g["count"], g["why"],

@@ -32,12 +32,14 @@ from kafkatool.engine.salvage import (
     segment_indexes,
     select,
 )
+from kafkatool.engine.verify import forget_windows
 from kafkatool.errors import DecodeError, UnreadableInputError, UsageError
 from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record, TopicPartition
+from kafkatool.process import release_heap
 from kafkatool.reading.columns import SegmentColumns
 from kafkatool.reading.context import current_limits
 from kafkatool.reading.entries import SegmentEntries
-from kafkatool.reading.entry_columns import header_columns
+from kafkatool.reading.entry_columns import forget_columns, header_columns
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.reading.salvage_sources import (
@@ -467,6 +469,11 @@ def _kafka_view(inputs: list[InputDir], now: int) -> KafkaView:
             if p.directory in parts:
                 out[(inp.replica, p.directory)] = _kafka_doc((p, parts[p.directory]))
         del ri, result, parts
+        # the kept header columns hold the read's entries: let them go too, and the heap they freed (on 1 GiB of
+        # one-record batches 162 MB were still held after salvage, 101 MB without them, measured 2026-11-28)
+        forget_columns()
+        forget_windows()
+        release_heap()
     return out
 
 
@@ -637,8 +644,10 @@ def partition_document(p: PartitionSalvage) -> dict[str, Any]:
         lost.append({"from": a, "to": b, "count": b - a + 1,
                      "why": "damaged" if hidden else "no copy holds them (compacted, deleted or never written here)",
                      "damage": hidden[:5]})
+    ranges, offsets = p.plan.gaps_total, p.plan.gap_offsets
     end = p.plan.log_end_offset
     if p.high_watermark is not None and p.high_watermark > end:
+        ranges, offsets = ranges + 1, offsets + p.high_watermark - end
         lost.append({"from": end, "to": p.high_watermark - 1, "count": p.high_watermark - end,
                      "why": "acknowledged (below the high-watermark checkpoint), in no trustworthy batch",
                      "damage": []})
@@ -654,11 +663,11 @@ def partition_document(p: PartitionSalvage) -> dict[str, Any]:
                     "open_transactions": [
                         {"producer_id": t.producer_id, "first_offset": t.first_offset}
                         for t in p.plan.open_transactions],
-                    "refused_by_kafka_at": p.plan.invalid_txn},
+                    "refused_by_kafka_at": p.plan.invalid_txn, "refused_by_kafka": p.plan.invalid_txn_total},
         "sources": [{"file": p.sources[k].label, "kind": p.sources[k].kind, "replica": p.sources[k].replica,
                      "batches": v[0], "records": v[1], "from": v[2], "to": v[3], "records_beyond_kafka": v[4]}
                     for k, v in sorted(acc.by_source.items())],
-        "lost": lost,
+        "lost": lost, "lost_ranges": ranges, "lost_offsets": offsets,
         "conflicts": p.conflicts,
         "duplicates": p.duplicates, "covered_by_chosen": p.covered,
         "rejected": [{"file": p.sources[r.source].label, "position": r.position, "base_offset": r.base_offset,
@@ -681,7 +690,7 @@ def salvage_document(result: SalvageResult) -> dict[str, Any]:
                        for k in ("batches", "records", "records_beyond_kafka")} |
             {"kafka_records": sum((p["kafka"] or {}).get("records", 0) for p in parts),
              "conflicts": sum(len(p["conflicts"]) for p in parts),
-             "lost_offsets": sum(g["count"] for p in parts for g in p["lost"])}}
+             "lost_offsets": sum(p["lost_offsets"] for p in parts)}}
 
 
 # --- the export rows ---------------------------------------------------------------------------------------------

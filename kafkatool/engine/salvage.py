@@ -486,6 +486,17 @@ class LogPlan:
     open_transactions: list[Transaction]
     invalid_txn: list[int]
     gaps: list[tuple[int, int]]
+    invalid_txn_total: int = 0
+    gaps_total: int = 0
+    gap_offsets: int = 0
+
+
+KEPT_GAPS = 10_000
+"""The offset gaps a plan lists (the first ones); past them only their count and their offsets are kept: a
+compacted partition can have a gap between every two batches."""
+KEPT_INVALID = 1_000
+"""The offsets of batches Kafka would refuse (a data batch inside its producer's open transaction) a plan lists;
+past them only their count is kept: 1 GiB of them listed was 48 MB."""
 
 
 PLAIN_MIN_ROWS = 64
@@ -510,7 +521,9 @@ class LogPlanner:
         self.segments: list[SegmentPlan] = []
         self.snapshots: dict[int, list[ProducerSnapshotEntry]] = {}
         self.invalid: list[int] = []
+        self.invalid_total = 0
         self.gaps: list[tuple[int, int]] = []
+        self.gaps_total = self.gap_offsets = 0
         self.seg: SegmentPlan | None = None
         self.first = -1
         self.last = -1
@@ -531,7 +544,7 @@ class LogPlanner:
             seg = self.seg = SegmentPlan(c.base_offset, indexes=IndexState(self.interval, keep=False))
             self.segments.append(seg)
         if self.last >= 0 and c.base_offset > self.last + 1:
-            self.gaps.append((self.last + 1, c.base_offset - 1))
+            self._gap(self.last + 1, c.base_offset - 1)
         if self.first < 0:
             self.first = c.base_offset
         self.last = c.last_offset
@@ -549,7 +562,7 @@ class LogPlanner:
             else:
                 entry = psm.producers.get(c.producer_id)
                 if entry is not None and entry.current_txn_first_offset is not None and not c.transactional:
-                    self.invalid.append(c.base_offset)
+                    self._invalid([c.base_offset])
                 psm.append_data(c.producer_id, c.producer_epoch, c.last_sequence, c.base_offset, c.last_offset,
                                 c.max_timestamp, c.transactional)
         psm.map_end_offset = c.last_offset + 1
@@ -602,6 +615,20 @@ class LogPlanner:
             self._stretch(k, cols, i, j)
             i = j
 
+    def _gap(self, first: int, last: int) -> None:
+        """Offsets ``[first, last]`` no chosen batch holds (listed up to :data:`KEPT_GAPS`, all counted)."""
+        self.gaps_total += 1
+        self.gap_offsets += last - first + 1
+        if len(self.gaps) < KEPT_GAPS:
+            self.gaps.append((first, last))
+
+    def _invalid(self, offsets: Sequence[int] | np.ndarray) -> None:
+        """Base offsets of batches Kafka would refuse (listed up to :data:`KEPT_INVALID`, all counted)."""
+        self.invalid_total += len(offsets)
+        room = KEPT_INVALID - len(self.invalid)
+        if room > 0:
+            self.invalid += [int(o) for o in offsets[:room]]
+
     def _roll(self, base_offset: int) -> None:
         """A new segment from ``base_offset`` (the snapshot of the state before it, as :meth:`add` rolls)."""
         seg, psm = self.seg, self.psm
@@ -632,9 +659,13 @@ class LogPlanner:
         pos, ts = cols["position"][i:j], cols["max_timestamp"][i:j]
         # gaps, first and last offsets
         if self.last >= 0 and int(base[0]) > self.last + 1:
-            self.gaps.append((self.last + 1, int(base[0]) - 1))
+            self._gap(self.last + 1, int(base[0]) - 1)
         holes = np.flatnonzero(base[1:] > last[:-1] + 1)
-        self.gaps += [(int(last[h]) + 1, int(base[h + 1]) - 1) for h in holes.tolist()]
+        if len(holes):
+            self.gaps_total += len(holes)
+            self.gap_offsets += int((base[holes + 1] - last[holes] - 1).sum())
+            room = max(0, KEPT_GAPS - len(self.gaps))
+            self.gaps += [(int(last[h]) + 1, int(base[h + 1]) - 1) for h in holes[:room].tolist()]
         if self.first < 0:
             self.first = int(base[0])
         self.last = int(last[-1])
@@ -672,7 +703,7 @@ class LogPlanner:
         if mine.any():
             open_txn = [p for p, entry in psm.producers.items() if entry.current_txn_first_offset is not None]
             if open_txn:
-                self.invalid += base[mine & np.isin(pid, open_txn)].tolist()
+                self._invalid(base[mine & np.isin(pid, open_txn)])
             rows = {"position": pos[mine], "base_offset": base[mine],
                     "last_offset_delta": cols["last_offset_delta"][i:j][mine], "producer_id": pid[mine],
                     "producer_epoch": cols["producer_epoch"][i:j][mine],
@@ -713,4 +744,5 @@ class LogPlanner:
             seg.indexes = None
         start = self.first if self.first >= 0 else self.empty_base
         return LogPlan(self.segments, self.snapshots, list(self.epochs.entries), start, end,
-                       sorted(psm.ongoing.values(), key=lambda t: t.first_offset), self.invalid, self.gaps)
+                       sorted(psm.ongoing.values(), key=lambda t: t.first_offset), self.invalid, self.gaps,
+                       self.invalid_total, self.gaps_total, self.gap_offsets)

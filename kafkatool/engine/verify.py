@@ -63,6 +63,11 @@ def log_windows(log: Sequence[LogEntry]) -> Iterator[tuple[Sequence[LogEntry], d
         yield part, _last[1]
 
 
+def forget_windows() -> None:
+    """Drop the window whose columns :func:`log_windows` kept (its entries go with it)."""
+    _last[:] = [None, None]
+
+
 def log_columns(log: Iterable[LogEntry]) -> dict[str, np.ndarray] | None:
     """A shallow segment's header columns when it is one window (:func:`log_windows`), else ``None``."""
     if getattr(log, "_deep", True) or not hasattr(log, "header_columns") or len(log) > WINDOW_ROWS:  # type: ignore

@@ -8,8 +8,6 @@ bounded by the largest unit. Each job carries the plan's read limits, and runs w
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import itertools
 import multiprocessing
 from collections import deque
@@ -23,6 +21,7 @@ import pyarrow as pa
 from kafkatool.fleet.analyse import Analysis, analyse_log_dir, analyse_partition, broker_findings
 from kafkatool.fleet.plan import PartitionUnit, Plan
 from kafkatool.fleet.tables import analysis_arrow, batches_arrow, lean_arrow, rows_arrow
+from kafkatool.process import release_heap
 from kafkatool.reading.batch_scan import SegmentRange, scan_range_or_nothing
 from kafkatool.reading.context import using_limits
 from kafkatool.reading.entry_columns import forget_columns
@@ -43,18 +42,8 @@ class _Job:
 
 def _release_heap() -> None:
     """Give the heap a unit freed back to the OS (glibc keeps freed blocks for reuse; the next unit of another kind
-    would find the process as large as the largest unit before it). A no-op where there is no glibc."""
-    global _MALLOC_TRIM
-    if _MALLOC_TRIM is None:
-        try:
-            _MALLOC_TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _MALLOC_TRIM = False
-    if _MALLOC_TRIM:
-        _MALLOC_TRIM(0)
-
-
-_MALLOC_TRIM: Any = None
+    would find the process as large as the largest unit before it)."""
+    release_heap()
 
 
 TRIM_EVERY_BYTES = 32 << 20

@@ -48,10 +48,13 @@ def _partition(console: Console, p: Row) -> None:
         table.add_row(src["file"], src["kind"], str(src["records"]), str(src["records_beyond_kafka"]),
                       f"{src['from']}-{src['to']}")
     console.print(table)
-    for g in p["lost"]:
+    for g in p["lost"][:LOST_SHOWN]:
         where = "; ".join(f"{d['file']} byte {d['position']}" for d in g["damage"])
         console.print(Text(f"  LOST everywhere: offsets {g['from']}-{g['to']} ({g['count']}): {g['why']}"
                            + (f" ({where})" if where else ""), style="red"))
+    if p["lost_ranges"] > LOST_SHOWN:
+        console.print(Text(f"  ... {p['lost_ranges'] - LOST_SHOWN} more offset range(s) lost everywhere "
+                           f"({p['lost_offsets']} offset(s) in all; -f json lists the first ones)", style="red"))
     for c in p["conflicts"]:
         off = f"offsets {c['offsets']['from']}-{c['offsets']['to']}" if c["offsets"] else "offsets"
         kept = ", ".join(f"{x['file']}@{x['position']}" for x in c["kept"])
@@ -61,6 +64,10 @@ def _partition(console: Console, p: Row) -> None:
         console.print(Text(f"  left out {r['file']} byte {r['position']}: {r['reason']}", style="yellow"))
     if p["defects"]:
         console.print(Text(f"  {len(p['defects'])} defect(s) skipped in the sources (see -f json)", style="dim"))
+
+
+LOST_SHOWN = 20
+"""The lost offset ranges the table names one by one (a compacted partition can have millions)."""
 
 
 def wants_bar(*, quiet: bool, err: TextIO | None = None) -> bool:

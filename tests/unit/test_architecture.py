@@ -1,6 +1,6 @@
 """The dependency direction of DEVELOPERS' layers, enforced on every import in the package.
 
-errors/model/shell -> schema -> storage -> reading/writing -> engine -> render -> commands -> cli; the fleet
+errors/model/shell/process -> schema -> storage -> reading/writing -> engine -> render -> commands -> cli; the fleet
 pipeline (Spark and local engines) depends only on reading and model, plus the pure engines whose output its
 ``producers`` and ``findings`` tables are (a second implementation of check or replay would be worse than
 the import), storage's rules, and writing for its Parquet output. Commands may import fleet; nothing else
@@ -21,11 +21,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kafkatool"
 
-RANK = {"errors": 0, "model": 0, "shell": 0, "schema": 1, "storage": 2, "reading": 3, "writing": 3, "engine": 4,
-        "analysis": 5, "render": 6, "commands": 7, "cli": 8, "__main__": 9, "__init__": 0, "fleet": 6, "_native": 0}
+RANK = {"errors": 0, "model": 0, "shell": 0, "process": 0, "schema": 1, "storage": 2, "reading": 3, "writing": 3,
+        "engine": 4, "analysis": 5, "render": 6, "commands": 7, "cli": 8, "__main__": 9, "__init__": 0, "fleet": 6,
+        "_native": 0}
 # Layers a module may import besides those of lower rank.
-EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "schema", "storage", "writing", "engine",
-                                         "analysis"}}
+EXTRA: dict[str, set[str]] = {"fleet": {"reading", "model", "errors", "process", "schema", "storage", "writing",
+                                         "engine", "analysis"}}
 # Layers that may never be imported by the given layer, whatever the rank.
 FORBIDDEN: dict[str, set[str]] = {"engine": {"reading", "writing"}, "analysis": {"writing"}}
 
