@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,7 +82,7 @@ MEMORY_INPUTS = ("tiny-logdir", "zero-index-logdir", "legacy-capped-logdir")
 
 
 def command_rss(inputs: dict[str, Any], work: Path, python_path: bool = True, native_path: bool = True,
-                only: tuple[str, ...] = MEMORY_INPUTS) -> dict[str, Any]:
+                only: tuple[str, ...] = MEMORY_INPUTS, rows: str | None = None) -> dict[str, Any]:
     """Each subcommand and format once, in a fresh process, over each memory input (1 GiB of one-record batches;
     the same segment with 1 GiB zero-filled index files; 1 GiB of legacy gzip wrappers past the cap), natively and
     with ``KAFKATOOL_NATIVE=0``: wall time and peak RSS (the scan's pool workers included)."""
@@ -101,6 +102,8 @@ def command_rss(inputs: dict[str, Any], work: Path, python_path: bool = True, na
             runs = {k: v for k, v in runs.items() if not k.startswith(("simulate-replication", "salvage"))}
         for native in (n for n, wanted in ((True, native_path), (False, python_path)) if wanted):
             for name, args in runs.items():
+                if rows is not None and not re.search(rows, name):
+                    continue
                 row = f"{name}, {label}{'' if native else ' (KAFKATOOL_NATIVE=0)'}"
                 found[row] = suite.cli(args, 1, native=native)
                 print(f"  {row}: {found[row]['max_rss_mb']:.1f} MB, {found[row]['s']:.1f} s, load "
@@ -348,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --memory-only: the RSS rows of this input only (repeatable; default all three)")
     parser.add_argument("--no-native-path", action="store_true",
                         help="with --memory-only: only the KAFKATOOL_NATIVE=0 rows (a shard run beside another)")
+    parser.add_argument("--memory-rows", metavar="REGEX",
+                        help="with --memory-only: only the rows whose name matches (re-measure after a fix)")
     parser.add_argument("--no-check-ratio", action="store_true",
                         help="with --memory-only: skip check against dump-segment -f jsonl (a shard of the table)")
     parser.add_argument("--memory-only", action="store_true",
@@ -478,7 +483,7 @@ def _memory_only(res: dict[str, Any], inputs: dict[str, Any], work: Path, runs: 
     print("peak RSS of every subcommand and format on the 1 GiB memory inputs ...", file=sys.stderr)
     res["rss_commands"] = command_rss(inputs, work, python_path=not args.no_python_path,
                                       native_path=not args.no_native_path,
-                                      only=tuple(args.memory_input or MEMORY_INPUTS))
+                                      only=tuple(args.memory_input or MEMORY_INPUTS), rows=args.memory_rows)
     res["rss_1gib"] = dict(res["rss_commands"])
     res["headline"] = [t for t in headline_memory(res)]
     print("\n[peak RSS of every subcommand and format on the 1 GiB memory inputs, fresh process each]")
