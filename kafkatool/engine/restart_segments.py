@@ -91,17 +91,42 @@ class LoadedSegment:
 def _chain_from_arrays(entries: Sequence[LogEntry], start_pos: int, end: int) -> tuple[int, int] | None:
     """:meth:`LoadedSegment.chain`'s walk over the spans, vectorised where the entries give them as arrays
     (``span_arrays``) and do not overlap: (first, count); ``None``: the walk as written."""
-    get = getattr(entries, "span_arrays", None)
-    if get is None:
+    if getattr(entries, "span_arrays", None) is None:
         return None
-    pos, ends = get()
-    if len(pos) > 1 and not bool((pos[1:] >= ends[:-1]).all()):
-        return None
-    first = int(np.searchsorted(pos, start_pos, side="left"))
-    expect = np.concatenate([np.asarray([start_pos], dtype=np.int64), ends[first:-1]])
-    ok = (pos[first:] == expect) & (ends[first:] <= end)
-    count = len(ok) if bool(ok.all()) else int(np.argmin(ok))
-    return first, count
+    n = len(entries)
+    first: int | None = None
+    count, expect, done = 0, start_pos, False
+    previous: int | None = None
+    # a window of spans at a time (two int64 arrays of a 1 GiB segment of one-record batches are 98 MB)
+    for lo in range(0, max(n, 1), CHAIN_WINDOW_ROWS):
+        part = entries if n <= CHAIN_WINDOW_ROWS else entries[lo:lo + CHAIN_WINDOW_ROWS]
+        pos, ends = part.span_arrays()  # type: ignore[attr-defined]
+        if (len(pos) > 1 and not bool((pos[1:] >= ends[:-1]).all())) or (
+                previous is not None and len(pos) and int(pos[0]) < previous):
+            return None  # overlapping entries: the walk as written
+        if len(pos):
+            previous = int(ends[-1])
+        if done:
+            continue
+        k = 0
+        if first is None:
+            k = int(np.searchsorted(pos, start_pos, side="left"))
+            if k == len(pos) and lo + len(pos) < n:
+                continue
+            first = lo + k
+        wanted = np.concatenate([np.asarray([expect], dtype=np.int64), ends[k:-1]])
+        ok = (pos[k:] == wanted) & (ends[k:] <= end)
+        if bool(ok.all()):
+            count += len(ok)
+            expect = int(ends[-1]) if len(ends) else expect
+        else:
+            count += int(np.argmin(ok))
+            done = True
+    return (n if first is None else first), count
+
+
+CHAIN_WINDOW_ROWS = 1 << 18
+"""The entries whose spans :func:`_chain_from_arrays` holds as arrays at a time."""
 
 
 def segments_between(segs: list[LoadedSegment], start: int, end: int) -> list[LoadedSegment]:
