@@ -326,11 +326,11 @@ def test_scan_writes_the_same_tables_on_both_paths(monkeypatch: pytest.MonkeyPat
 
 def test_segments_past_the_column_rows_recover_by_windows_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """A segment of more batches than one set of header columns holds (``MAX_COLUMN_ROWS``, 3 here) is recovered
-    and its loss counted window by window (``segment_recovery._recover_windows``, ``engine.verify.log_windows``,
-    2 rows a window here; its chain of spans too, ``restart_segments._chain_from_arrays``): ``simulate-restart`` prints
+    and its loss counted window by window (``segment_recovery._recover_windows``, ``column_windows``, 2 rows a
+    window here; its chain of spans too, ``restart_segments._chain_from_arrays``): ``simulate-restart`` prints
     what the objects (KAFKATOOL_NATIVE=0) give, on every fixture and
     corpus log dir, from the recovery point and from offset 0."""
-    from kafkatool.engine import restart_segments, segment_recovery, verify
+    from kafkatool.engine import restart_segments, segment_recovery
     from kafkatool.reading import entry_columns
 
     clock = "1800000000000"
@@ -341,7 +341,7 @@ def test_segments_past_the_column_rows_recover_by_windows_alike(monkeypatch: pyt
         m.setenv("KAFKATOOL_NATIVE", "0")
         ref = _outputs(cmds)
     monkeypatch.setattr(entry_columns, "MAX_COLUMN_ROWS", 3)
-    monkeypatch.setattr(verify, "WINDOW_ROWS", 2)
+    monkeypatch.setattr(segment_recovery, "RECOVERY_WINDOW_ROWS", 2)
     monkeypatch.setattr(restart_segments, "CHAIN_WINDOW_ROWS", 2)  # the chain's spans, 2 entries a window
     real = segment_recovery._recover_windows
     windowed: list[bool] = []

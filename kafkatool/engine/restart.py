@@ -27,9 +27,9 @@ from kafkatool.engine.segment_recovery import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     InvalidOffset,
     SegmentOverflow,
+    column_windows,
     infer_index_interval,
 )
-from kafkatool.engine.verify import log_windows
 from kafkatool.model import (
     LeaderEpochEntry,
     LogDirData,
@@ -142,8 +142,8 @@ def _loss(res: PartitionRestart, loader: LogLoader, next_offset: int) -> None:
     transactions: list[int] = []
     for whole in loader.entries_before.values():
         known = loader.columns.get(whole)
-        # a segment too large for one set of header columns goes window by window (engine.verify.log_windows)
-        for entries, cols in [(whole, known)] if known is not None else log_windows(whole):
+        # a segment too large for one set of header columns goes window by window (column_windows)
+        for entries, cols in [(whole, known)] if known is not None else column_windows(whole):
             if cols is not None:
                 # the same sums over header columns (all magic 2 batches)
                 keep = cols["last_offset"] >= next_offset

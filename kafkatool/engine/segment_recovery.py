@@ -9,19 +9,19 @@ magic 2 batches to the producer state. Pure: the segment view is changed in plac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from kafkatool.engine.producer_state import entry_columns, replay_columns
 from kafkatool.engine.restart_producers import ProducerStateFiles
 from kafkatool.engine.restart_segments import INT32_MAX, LoadedSegment
-from kafkatool.engine.verify import log_windows
 from kafkatool.model import NO_TIMESTAMP, LogEntry, PartitionData, RecordBatch, SegmentData, entry_spans
 from kafkatool.schema import native
 from kafkatool.storage import LeaderEpochCache
 
-__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "ColumnCache", "InvalidOffset", "SegmentOverflow", "entry_columns",
+__all__ = ["DEFAULT_INDEX_INTERVAL_BYTES", "ColumnCache", "InvalidOffset", "SegmentOverflow", "column_windows",
+           "entry_columns",
            "infer_index_interval", "recover_segment", "truncate_to_base", "truncation_reason"]
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
@@ -134,6 +134,27 @@ def _recover_columns(seg: LoadedSegment, psm: ProducerStateFiles, epochs: Leader
     return truncated
 
 
+RECOVERY_WINDOW_ROWS = 1 << 16
+"""The batches whose header columns :func:`_recover_windows` holds at a time."""
+
+
+def _windows(entries: Sequence[LogEntry], stop: int) -> Iterator[dict[str, np.ndarray] | None]:
+    """The header columns of ``entries[:stop]``, :data:`RECOVERY_WINDOW_ROWS` at a time (``None``: objects)."""
+    for lo in range(0, stop, RECOVERY_WINDOW_ROWS):
+        yield entry_columns(entries[lo:min(stop, lo + RECOVERY_WINDOW_ROWS)])
+
+
+def column_windows(entries: Sequence[LogEntry]) -> Iterator[tuple[Sequence[LogEntry], dict[str, np.ndarray] | None]]:
+    """``entries`` in parts of at most :data:`RECOVERY_WINDOW_ROWS`, each with its header columns or ``None``
+    (that part's objects); a list or a deep read is one part of objects."""
+    if getattr(entries, "_deep", True) or not hasattr(entries, "header_columns") or native.core() is None:
+        yield entries, None
+        return
+    for lo in range(0, len(entries), RECOVERY_WINDOW_ROWS):
+        part = entries[lo:lo + RECOVERY_WINDOW_ROWS]
+        yield part, entry_columns(part)
+
+
 def _recover_windows(seg: LoadedSegment, psm: ProducerStateFiles, epochs: LeaderEpochCache) -> int | None:
     """:func:`recover_segment` of a segment too large for one set of header columns, a window at a time, when its
     offsets rise batch after batch up to where recovery stops (``None`` otherwise: the object path). Rising
@@ -142,10 +163,12 @@ def _recover_windows(seg: LoadedSegment, psm: ProducerStateFiles, epochs: Leader
     is left is the valid prefix (contiguous, CRC not failed) and the offset overflow, found by the first pass,
     before the second changes any state (leader epochs, producer state) as the loop would."""
     entries = seg.entries
+    if getattr(entries, "_deep", True) or not hasattr(entries, "header_columns") or native.core() is None:
+        return None
     valid = kept = 0
     previous: int | None = None
     overflow: int | None = None
-    for _, cols in log_windows(entries):  # engine.verify's windows: objects (None) for a list or a deep read
+    for cols in _windows(entries, len(entries)):
         if cols is None:
             return None
         size, last = cols["size"], cols["last_offset"]
@@ -167,7 +190,7 @@ def _recover_windows(seg: LoadedSegment, psm: ProducerStateFiles, epochs: Leader
         previous = int(last[m - 1]) if m else previous
     latest = epochs.latest_epoch()
     floor = -1 if latest is None else max(latest, -1)
-    for _, cols in log_windows(entries[:kept]) if kept else ():
+    for cols in _windows(entries, kept):
         if cols is None:
             return None  # not reached: the first pass read the same windows
         ple = cols["partition_leader_epoch"].astype(np.int64)
