@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from kafkatool.analysis.metadata import topic_remote_storage
 from kafkatool.engine.restart import PartitionRestart, RestartOptions, simulate_restart
 from kafkatool.engine.salvage import (
     STATES,
@@ -33,7 +32,7 @@ from kafkatool.engine.salvage import (
     select,
 )
 from kafkatool.engine.verify import forget_windows
-from kafkatool.errors import DecodeError, UnreadableInputError, UsageError
+from kafkatool.errors import DecodeError, UsageError
 from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record, TopicPartition
 from kafkatool.process import release_heap
 from kafkatool.reading.columns import SegmentColumns
@@ -43,13 +42,14 @@ from kafkatool.reading.entry_columns import forget_columns, header_columns
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.reading.salvage_sources import (
+    ByteRange,
     InputDir,
     PartitionCopy,
     SourceFile,
     find_inputs,
+    forget_scans,
     not_read,
     read_chunks,
-    read_range,
     read_span,
     scan_windows,
 )
@@ -456,6 +456,9 @@ def _kafka_view(inputs: list[InputDir], now: int) -> KafkaView:
     """Each input's partitions as Kafka's recovery leaves them (``simulate-restart``), reduced at once to what
     the account needs (:func:`_kafka_doc`): the restart model's reading of an input is let go before the next
     one, and before salvage scans, so the two peaks never add up."""
+    # the metadata image's modules load only here (a tenth of a second of the command's start otherwise)
+    from kafkatool.analysis.metadata import topic_remote_storage
+
     out: KafkaView = {}
     for inp in inputs:
         try:
@@ -529,6 +532,7 @@ def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None 
             partition: str | None = None, segment_bytes: int = 1 << 30,
             index_interval_bytes: int = 4096) -> SalvageResult:
     """Find, scan and choose every partition's trustworthy batches (see ``engine.salvage``)."""
+    forget_scans()
     inputs = find_inputs(paths, replicas)
     names = sorted({n for i in inputs for n in i.copies})
     if partition is not None:
@@ -729,20 +733,14 @@ def data_records(result: SalvageResult) -> int:
 
 # --- the repaired log dir ----------------------------------------------------------------------------------------
 
-Content = bytes | Iterator[bytes]
+Content = bytes | Iterator[bytes] | Iterator[ByteRange]
 
 
-def _segment_bytes(p: PartitionSalvage, seg: SegmentPlan) -> Iterator[bytes]:
-    """A planned segment's bytes: its pieces of source files, copied a chunk at a time."""
+def _segment_bytes(p: PartitionSalvage, seg: SegmentPlan) -> Iterator[ByteRange]:
+    """A planned segment's bytes: its pieces of source files, for the writer to copy (kernel to kernel where the
+    file systems allow; :class:`ByteRange`)."""
     for k, start, end in seg.pieces:
-        path = p.sources[k].path
-        got = 0
-        for data in read_range(path, start, end):
-            got += len(data)
-            yield data
-        if got != end - start:
-            raise UnreadableInputError(str(path), f"changed while read: {end - start} bytes at byte {start} "
-                                       f"expected, {got} read")
+        yield ByteRange(str(p.sources[k].path), start, end)
 
 
 def _segment_indexes(p: PartitionSalvage, seg: SegmentPlan, interval: int) -> IndexState:

@@ -9,9 +9,9 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -19,6 +19,27 @@ from kafkatool.shell import json_safe
 from kafkatool.writing.atomic import _inside, _umask, leftover_staging, replacing, write_atomic
 
 Fetch = Callable[[], bytes]
+
+
+class Copied(Protocol):
+    """A piece of an output file copied from an input by the reading layer (``reading.salvage_sources.ByteRange``):
+    into the descriptor given, from its byte given, each chunk reported to ``landed`` once written."""
+
+    def copy_into(self, out: int, at: int, landed: Callable[[int, int], None] | None = None) -> int: ...
+
+
+WRITEBACK_BYTES = 16 << 20
+"""Bytes of a streamed file handed to the disk at a time (``reading.salvage_sources.COPY_CHUNK``'s figures)."""
+
+
+def _write_back(fd: int, at: int, size: int) -> None:
+    """Start writing ``[at, at + size)`` of ``fd`` to the disk now, without waiting (Linux starts the write-back of
+    a range's dirty pages on ``POSIX_FADV_DONTNEED``, and later drops them from the page cache once clean): the
+    final ``fsync`` then overlaps the copy instead of following it. Nothing where the call is missing or fails."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is not None:
+        with suppress(OSError):
+            advise(fd, at, size, os.POSIX_FADV_DONTNEED)
 
 
 class StagedDir:
@@ -37,17 +58,35 @@ class StagedDir:
         """One small file."""
         write_atomic(_inside(self.staging, name), data)
 
-    def stream(self, name: str, pieces: Iterable[bytes]) -> int:
-        """One file from ``pieces`` written in order, flushed and synced; the bytes written."""
+    def stream(self, name: str, pieces: Iterable[bytes | Copied]) -> int:
+        """One file from ``pieces`` written in order (bytes, or ranges the kernel copies: :class:`Copied`), then
+        synced; the bytes written. Each :data:`WRITEBACK_BYTES` written are handed to the disk at once
+        (:func:`_write_back`), so the sync at the end waits for little more than the last of them."""
         dest = _inside(self.staging, name)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        total = 0
-        with open(dest, "wb") as fh:
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            total = 0
+            pending = 0
             for piece in pieces:
-                fh.write(piece)
-                total += len(piece)
-            fh.flush()
-            os.fsync(fh.fileno())
+                if isinstance(piece, bytes | bytearray | memoryview):
+                    view = memoryview(piece)
+                    while view:
+                        n = os.pwrite(fd, view, total)
+                        view, total = view[n:], total + n
+                    if total - pending >= WRITEBACK_BYTES:
+                        _write_back(fd, pending, total - pending)
+                        pending = total
+                else:
+                    if total > pending:
+                        _write_back(fd, pending, total - pending)
+                    total += piece.copy_into(fd, total, lambda at, n: _write_back(fd, at, n))
+                    pending = total
+            if total > pending:
+                _write_back(fd, pending, total - pending)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         return total
 
     def commit(self) -> None:

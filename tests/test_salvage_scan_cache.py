@@ -1,0 +1,130 @@
+"""Salvage reads a file's bytes once where it can: a file scanned whole is kept as columns when they are small
+(``reading.salvage_sources.scan_windows``, :data:`SCAN_CACHE_BYTES`), and the later passes (the plan, the rebuilt
+indexes, the export) are answered from them; windows grow after big batches (:data:`WINDOW_ROWS`). Both are tied
+here to the plain scan they replace: the same batches, headers, CRC verdicts and defects, on every segment of the
+fixtures and the shared corpus, intact and with batches damaged; and a file that changes is read again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kafkatool.reading import salvage_sources as ss
+from kafkatool.reading.columns import SegmentColumns, scan_segment
+from kafkatool.reading.salvage_sources import SourceFile, forget_scans, scan_windows
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def _segments() -> list[Path]:
+    found = sorted((REPO / "fixtures").rglob("*.log"))
+    if (SHARED / "corpus").is_dir():
+        found += sorted((SHARED / "corpus").rglob("*.log"))[:60]
+    return [p for p in found if p.is_file() and p.stat().st_size > 0]
+
+
+def _source(path: Path) -> SourceFile:
+    return SourceFile(None, path, path.name, "segment", 0)
+
+
+def _rows(windows: list[SegmentColumns]) -> tuple[list[int], list[bytes], list[bool] | None,
+                                                  list[tuple[str, int, str]]]:
+    """Every window joined: positions, raw headers, verdicts, defects."""
+    pos = np.concatenate([w.positions for w in windows]) if windows else np.zeros(0, dtype=np.int64)
+    heads = np.concatenate([w.headers for w in windows]) if windows else None
+    valid = None if not windows or any(w.crc_valid is None for w in windows) else \
+        np.concatenate([w.crc_valid for w in windows]).tolist()  # type: ignore[misc]
+    return (pos.tolist(), [] if heads is None else [h.tobytes() for h in heads], valid,
+            [(d.code, d.position, d.reason) for w in windows for d in w.defects])
+
+
+def _damaged_copy(src: Path, tmp: Path) -> Path:
+    """``src`` copied with one record byte of every third batch flipped (each such batch fails its CRC)."""
+    out = tmp / src.name
+    shutil.copyfile(src, out)
+    cols = scan_segment(out, verify_crc=False)
+    data = bytearray(out.read_bytes())
+    for k in range(0, len(cols), 3):
+        start = int(cols.positions[k]) + 61
+        end = int(cols.positions[k]) + 12 + int(cols.headers["batch_length"][k])
+        if end > start:
+            data[(start + end) // 2] ^= 0x5A
+    out.write_bytes(bytes(data))
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    forget_scans()
+
+
+def _check_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _source(path)
+    with monkeypatch.context() as m:  # the plain scan: nothing kept, 4 MiB windows that never grow
+        m.setattr(ss, "SCAN_CACHE_BYTES", -1)
+        m.setattr(ss, "MAX_WINDOW", ss.WINDOW)
+        whole = list(scan_windows(src))
+        plain_whole = _rows(whole)
+        starts = plain_whole[0]
+        picks = sorted({starts[i] for i in (0, len(starts) // 3, len(starts) // 2, len(starts) - 1)}) if starts else []
+        ranges = [(a, b) for a in picks for b in (None, a + 1, a + 5000)]
+        plain = {(a, b, v): _rows(list(scan_windows(src, a, b, verify_crc=v))) for a, b in ranges
+                 for v in (True, False)}
+    got_whole = _rows(list(scan_windows(src)))  # kept now, with windows that grow after big batches
+    assert got_whole == plain_whole
+    if len(plain_whole[0]) and not any(len(w.legacy) for w in whole):
+        assert str(path) in ss._scans, "a small magic 2 file scanned whole is kept"
+    for (a, b, v), want in plain.items():
+        assert _rows(list(scan_windows(src, a, b, verify_crc=v))) == want, (path, a, b, v)
+
+
+@pytest.mark.parametrize("path", _segments(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_kept_columns_answer_as_the_scan_does(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _check_file(path, monkeypatch)
+    forget_scans()
+    _check_file(_damaged_copy(path, tmp_path), monkeypatch)
+
+
+def test_windows_grow_after_big_batches_and_join_as_one_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows of a few rows, growing as fast as they may: their concatenation is still the whole file's scan."""
+    for path in _segments()[:20]:
+        want = _rows([scan_segment(path, label=path.name)])
+        monkeypatch.setattr(ss, "WINDOW", 64)
+        monkeypatch.setattr(ss, "WINDOW_ROWS", 3)
+        monkeypatch.setattr(ss, "SCAN_CACHE_BYTES", -1)
+        assert _rows(list(scan_windows(_source(path)))) == want, path
+        monkeypatch.undo()
+
+
+def test_a_file_that_changes_is_read_again(tmp_path: Path) -> None:
+    path = _damaged_copy(sorted((REPO / "fixtures" / "codecs-clean").rglob("*.log"))[0], tmp_path)
+    src = _source(path)
+    first = _rows(list(scan_windows(src)))
+    assert str(path) in ss._scans
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF  # the last batch's CRC changes verdict; same size
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(0, 0))  # even with its times put back, its change time moved
+    again = _rows(list(scan_windows(src)))
+    assert again[2] != first[2]
+    assert again == _rows([scan_segment(path, label=path.name)])
+
+
+def test_the_kept_columns_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _segments()[:12]
+    sizes = []
+    for p in paths:
+        list(scan_windows(_source(p)))
+        sizes.append(ss._scans[str(p)].size if str(p) in ss._scans else 0)
+    budget = max(sizes) * 2
+    forget_scans()
+    monkeypatch.setattr(ss, "SCAN_CACHE_BYTES", budget)
+    for p in paths:
+        list(scan_windows(_source(p)))
+        assert sum(s.size for s in ss._scans.values()) <= budget
+    assert str(paths[-1]) in ss._scans or sizes[-1] == 0  # the newest is kept, the oldest let go
