@@ -88,8 +88,13 @@ def span_arrays(entries: SegmentEntries) -> tuple[np.ndarray, np.ndarray]:
 
 
 READ_WINDOW = 16 << 20
-"""The bytes of a segment the clean read scans at a time: its columns (about 80 bytes a batch) are those of one
-window, never of the whole segment (a 1 GiB segment of one-record batches is 6.1 M batches)."""
+"""The bytes of a segment the clean read scans at a time at first: its columns (about 80 bytes a batch) are those
+of one window, never of the whole segment (a 1 GiB segment of one-record batches is 6.1 M batches)."""
+READ_ROWS = 1 << 16
+"""Batches a window aims at: after a window of big batches the next spans more bytes (:data:`MAX_READ_WINDOW` at
+most), so a segment of 16 KiB batches is read in 4 calls, not 64 (a window of one-record batches stays
+:data:`READ_WINDOW`)."""
+MAX_READ_WINDOW = 256 << 20
 MAX_MARKERS = 1 << 16
 """The most control batches whose markers the clean read keeps; past it they are read again when asked for."""
 
@@ -97,10 +102,10 @@ MAX_MARKERS = 1 << 16
 def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits) -> bool:
     """Read a segment shallow by the column scan when it is clean, as ``_read_segment``'s walk would (entries
     and ``record-decode`` defects of control batches and legacy wrappers); ``False`` (nothing set) when the walk
-    must read it. The scan goes :data:`READ_WINDOW` bytes at a time, keeping of each window its entries'
-    positions and sizes (and, within :data:`HEADERS_BUDGET`, its raw headers). Legacy entries come from the
-    scan's legacy columns, merged in file order; a wrapper whose inner messages were read (its span known)
-    decodes without error, the others are completed as the walk does."""
+    must read it. The scan goes a window at a time (:data:`READ_WINDOW`, :data:`READ_ROWS`), keeping of each
+    window its entries' positions and sizes (and, within :data:`HEADERS_BUDGET`, its raw headers). Legacy entries
+    come from the scan's legacy columns, merged in file order; a wrapper whose inner messages were read (its span
+    known) decodes without error, the others are completed as the walk does."""
     size = len(buf)
     if size == 0 or core() is None:
         return False  # without the native core: today's walk, unchanged
@@ -111,9 +116,10 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     newest = -1
     defects: list[Defect] = []
     at = 0
+    window = READ_WINDOW
     while at < size:
         begin = at
-        scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + READ_WINDOW),
+        scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + window),
                            max_output=limits.max_decompressed_bytes, path=path)
         legacy = scan.legacy
         # a magic 2 batch whose CRC fails is read as the walk reads it (its defect, the entry marked invalid):
@@ -122,10 +128,12 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
         crc_at = set(scan.positions[bad].tolist()) if bad.any() else set()
         if any(d.code != "crc-mismatch" or d.position not in crc_at for d in scan.defects) or len(
                 scan.defects) != len(crc_at) or scan.landing <= at or (
-                scan.landing < size and scan.landing < at + READ_WINDOW) or not bool(legacy["crc_valid"].all()):
+                scan.landing < size and scan.landing < at + window) or not bool(legacy["crc_valid"].all()):
             return False
         found: list[tuple[int, int, Defect]] = [(d.position or 0, 0, d) for d in scan.defects]
         at = scan.landing
+        if len(scan):
+            window = min(MAX_READ_WINDOW, max(READ_WINDOW, (at - begin) // len(scan) * READ_ROWS))
         # the kept headers are indexed by entry: only while every entry is a magic 2 batch
         if heads is not None and not len(legacy) and kept + scan.headers.nbytes <= HEADERS_BUDGET:
             heads.append(scan.headers)
