@@ -165,9 +165,7 @@ def _candidate(k: int, source: SourceFile, pos: int, base: int, length: int, epo
                attrs: int, delta: int, pid: int, pep: int, seq: int, max_ts: int) -> Candidate:
     """The :class:`Candidate` of a batch from its header fields (:data:`_FIELDS`); a control batch's marker is
     read from the file."""
-    last_seq = -1 if seq < 0 else (seq + delta) % (1 << 31)
-    c = Candidate(k, pos, length + rb.LOG_OVERHEAD, base, base + delta, epoch, crc, count, attrs, pid, pep, seq,
-                  last_seq, max_ts)
+    c = Candidate.of(k, pos, length + rb.LOG_OVERHEAD, base, delta, epoch, crc, count, attrs, pid, pep, seq, max_ts)
     if c.control and pid >= 0:
         c.marker, c.coordinator_epoch = _marker(read_span(source.path, pos, c.size))
     return c

@@ -62,6 +62,15 @@ class Candidate:
     marker: int = NO_MARKER
     coordinator_epoch: int = 0
 
+    @classmethod
+    def of(cls, source: int, position: int, size: int, base_offset: int, last_offset_delta: int, epoch: int,
+           crc: int, records: int, attributes: int, producer_id: int, producer_epoch: int,
+           base_sequence: int, max_timestamp: int) -> Candidate:
+        """A batch from its header fields: its last offset and last sequence (``-1`` without a sequence) derived."""
+        last_seq = -1 if base_sequence < 0 else (base_sequence + last_offset_delta) % (1 << 31)
+        return cls(source, position, size, base_offset, base_offset + last_offset_delta, epoch, crc, records,
+                   attributes, producer_id, producer_epoch, base_sequence, last_seq, max_timestamp)
+
     @property
     def transactional(self) -> bool:
         """Attribute bit 4."""
@@ -643,12 +652,11 @@ class LogPlanner:
 
     def _add_rows(self, k: int, cols: dict[str, np.ndarray], lo: int, hi: int) -> None:
         """Rows ``[lo, hi)`` batch by batch (:meth:`add`)."""
-        names = ("position", "size", "base_offset", "last_offset", "epoch", "max_timestamp", "producer_id",
-                 "producer_epoch", "base_sequence", "last_offset_delta", "attributes")
-        for pos, sz, b, la, ep, ts, pid, pep, seq, delta, attrs in zip(
+        names = ("position", "size", "base_offset", "last_offset_delta", "epoch", "attributes", "producer_id",
+                 "producer_epoch", "base_sequence", "max_timestamp")
+        for pos, sz, b, delta, ep, attrs, pid, pep, seq, ts in zip(
                 *(cols[name][lo:hi].tolist() for name in names), strict=True):
-            self.add(Candidate(k, pos, sz, b, la, ep, 0, 0, attrs, pid, pep, seq,
-                               -1 if seq < 0 else (seq + delta) % (1 << 31), ts))
+            self.add(Candidate.of(k, pos, sz, b, delta, ep, 0, 0, attrs, pid, pep, seq, ts))
 
     def _stretch(self, k: int, cols: dict[str, np.ndarray], i: int, j: int) -> None:
         """Rows ``[i, j)`` into the current segment, which none of them rolls."""
@@ -701,7 +709,7 @@ class LogPlanner:
         pid = cols["producer_id"][i:j]
         mine = pid >= 0
         if mine.any():
-            open_txn = [p for p, entry in psm.producers.items() if entry.current_txn_first_offset is not None]
+            open_txn = [t.producer_id for t in psm.ongoing.values()]  # the producers inside a transaction
             if open_txn:
                 self._invalid(base[mine & np.isin(pid, open_txn)])
             rows = {"position": pos[mine], "base_offset": base[mine],
