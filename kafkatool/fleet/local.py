@@ -40,12 +40,6 @@ class _Job:
     fs_options: dict[str, str]  # the plan's --fs-option pairs, likewise
 
 
-def _release_heap() -> None:
-    """Give the heap a unit freed back to the OS (glibc keeps freed blocks for reuse; the next unit of another kind
-    would find the process as large as the largest unit before it)."""
-    release_heap()
-
-
 TRIM_EVERY_BYTES = 32 << 20
 """The heap is given back after units that read this many bytes since it last was (a trim costs about 1 ms: after
 each of a fleet's thousands of small partitions it was a tenth of the scan's time)."""
@@ -62,7 +56,7 @@ def _run(job: _Job) -> tuple[str, Any, int]:
         _since_trim[0] += job.weight
         if _since_trim[0] >= TRIM_EVERY_BYTES:
             _since_trim[0] = 0
-            _release_heap()
+            release_heap()  # the next unit of another kind would find the process as large as this one
 
 
 def _run_unit(job: _Job) -> tuple[str, Any, int]:
@@ -147,7 +141,7 @@ def _run_plan(plan: Plan, sink: Callable[[str, pa.RecordBatch], None], jobs: int
             if kind == "batches":
                 chain.add(*payload)
                 del payload
-                _release_heap()  # the parent too: a unit's rows, once written, give their pages back
+                release_heap()  # the parent too: a unit's rows, once written, give their pages back
             else:
                 chain.close()
                 result, batches = payload
