@@ -690,6 +690,8 @@ class LogPlanner:
         running = np.maximum.accumulate(np.maximum(ts, ix.max_ts))
         since, at = ix.since_index, 0
         total = len(size)
+        # big[q]: every row from q on is bigger than the interval (then each of them is an entry: 16 KiB batches)
+        big = np.logical_and.accumulate((size > self.interval)[::-1])[::-1]
         while True:
             q = int(np.searchsorted(prefix, prefix[at] + self.interval - since, side="right"))
             if q >= total:
@@ -700,6 +702,8 @@ class LogPlanner:
                 ix.last_time = top
                 ix.time_count += 1
             since, at = 0, q
+            if big[q] and q + 1 < total:
+                at = self._each_an_entry(ix, running[q + 1:total]) + q
         ix.since_index = since + int(prefix[total] - prefix[at])
         ix.size += int(prefix[total])
         top = int(ts.max())
@@ -734,6 +738,19 @@ class LogPlanner:
                 piece[2] = end_pos
             else:
                 seg.pieces.append([k, first_pos, end_pos])
+
+    @staticmethod
+    def _each_an_entry(ix: IndexState, running: np.ndarray) -> int:
+        """The loop of :meth:`_stretch` over rows that are each an index entry (each bigger than the interval), at
+        once: ``running`` is their running maximum timestamp; a time entry wherever it rises above the last entry's
+        (``TimeIndex.maybeAppend``). The rows taken."""
+        n = len(running)
+        ix.index_count += n
+        before = np.maximum(np.concatenate([np.full(1, ix.last_time, dtype=np.int64), running[:-1]]), ix.last_time)
+        ix.time_count += int(((running > before) & (running >= 0)).sum())
+        if int(running[-1]) > ix.last_time and int(running[-1]) >= 0:
+            ix.last_time = int(running[-1])
+        return n
 
     def finish(self) -> LogPlan:
         """The plan, once every chosen batch was fed."""
