@@ -274,10 +274,10 @@ def read_span(path: str | Path, position: int, size: int) -> bytes:
     return files.read_span(path, position, position + size)
 
 
-COPY_CHUNK = 16 << 20
-"""Bytes copied per call by :meth:`ByteRange.copy_into`: the writer starts each chunk's write-back as it lands
-(1 GiB copied and synced in 0.38 s at 8-16 MiB, 0.45 s at 64 MiB, 0.66 s copied whole then synced; measured
-2026-11-28 on this project's CI machine)."""
+COPY_CHUNK = 8 << 20
+"""Bytes copied per call by :meth:`ByteRange.copy_into`: the writer starts each chunk's write-back as it lands. 1 GiB
+copied and synced took 0.50-0.52 s in 8 MiB chunks, 0.53-0.60 s in 16 MiB, 0.61-0.65 s in 64 MiB, and 0.82-0.86 s
+copied whole then synced (2026-11-28, on this project's CI machine, three runs each)."""
 
 @dataclass(frozen=True)
 class ByteRange:

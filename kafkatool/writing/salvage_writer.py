@@ -28,7 +28,7 @@ class Copied(Protocol):
     def copy_into(self, out: int, at: int, landed: Callable[[int, int], None] | None = None) -> int: ...
 
 
-WRITEBACK_BYTES = 16 << 20
+WRITEBACK_BYTES = 8 << 20
 """Bytes of a streamed file handed to the disk at a time (``reading.salvage_sources.COPY_CHUNK``'s figures)."""
 
 
