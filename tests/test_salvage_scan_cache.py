@@ -1,21 +1,25 @@
-"""Salvage reads a file's bytes once where it can: a file scanned whole is kept as columns when they are small
-(``reading.salvage_sources.scan_windows``, :data:`SCAN_CACHE_BYTES`), and the later passes (the plan, the rebuilt
-indexes, the export) are answered from them; windows grow after big batches (:data:`WINDOW_ROWS`). Both are tied
-here to the plain scan they replace: the same batches, headers, CRC verdicts and defects, on every segment of the
-fixtures and the shared corpus, intact and with batches damaged; and a file that changes is read again."""
+"""Salvage reads a file's bytes once where it can: inside ``reading.scan_memo.remembering``, a file scanned whole
+(by Kafka's view, ``entry_columns.read_clean_segment``, or by ``reading.salvage_sources.scan_windows``) is kept as
+columns when they are small (``scan_memo.BUDGET``), and the later passes (the scan, the plan, the rebuilt indexes,
+the export) are answered from them; windows grow after big batches (``WINDOW_ROWS``). Both are tied here to the
+plain scan they replace: the same batches, headers, CRC verdicts and defects, on every segment of the fixtures and
+the shared corpus, intact and with batches damaged; a file that changes is read again; and whole salvages give
+the same account and repaired bytes with and without it."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kafkatool.reading import salvage_sources as ss
+from kafkatool.reading import scan_memo
 from kafkatool.reading.columns import SegmentColumns, scan_segment
-from kafkatool.reading.salvage_sources import SourceFile, forget_scans, scan_windows
+from kafkatool.reading.salvage_sources import SourceFile, scan_windows
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -59,14 +63,19 @@ def _damaged_copy(src: Path, tmp: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _clean() -> None:
-    forget_scans()
+def _remembering() -> Iterator[None]:
+    with scan_memo.remembering():
+        yield
+
+
+def _kept(path: Path) -> bool:
+    return scan_memo.identity(str(path)) in scan_memo._memo
 
 
 def _check_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = _source(path)
     with monkeypatch.context() as m:  # the plain scan: nothing kept, 4 MiB windows that never grow
-        m.setattr(ss, "SCAN_CACHE_BYTES", -1)
+        m.setattr(scan_memo, "BUDGET", -1)
         m.setattr(ss, "MAX_WINDOW", ss.WINDOW)
         whole = list(scan_windows(src))
         plain_whole = _rows(whole)
@@ -78,7 +87,7 @@ def _check_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     got_whole = _rows(list(scan_windows(src)))  # kept now, with windows that grow after big batches
     assert got_whole == plain_whole
     if len(plain_whole[0]) and not any(len(w.legacy) for w in whole):
-        assert str(path) in ss._scans, "a small magic 2 file scanned whole is kept"
+        assert _kept(path), "a small magic 2 file scanned whole is kept"
     for (a, b, v), want in plain.items():
         assert _rows(list(scan_windows(src, a, b, verify_crc=v))) == want, (path, a, b, v)
 
@@ -86,7 +95,7 @@ def _check_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("path", _segments(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_kept_columns_answer_as_the_scan_does(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _check_file(path, monkeypatch)
-    forget_scans()
+    scan_memo._memo.clear()
     _check_file(_damaged_copy(path, tmp_path), monkeypatch)
 
 
@@ -96,7 +105,7 @@ def test_windows_grow_after_big_batches_and_join_as_one_scan(monkeypatch: pytest
         want = _rows([scan_segment(path, label=path.name)])
         monkeypatch.setattr(ss, "WINDOW", 64)
         monkeypatch.setattr(ss, "WINDOW_ROWS", 3)
-        monkeypatch.setattr(ss, "SCAN_CACHE_BYTES", -1)
+        monkeypatch.setattr(scan_memo, "BUDGET", -1)
         assert _rows(list(scan_windows(_source(path)))) == want, path
         monkeypatch.undo()
 
@@ -105,7 +114,7 @@ def test_a_file_that_changes_is_read_again(tmp_path: Path) -> None:
     path = _damaged_copy(sorted((REPO / "fixtures" / "codecs-clean").rglob("*.log"))[0], tmp_path)
     src = _source(path)
     first = _rows(list(scan_windows(src)))
-    assert str(path) in ss._scans
+    assert _kept(path)
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF  # the last batch's CRC changes verdict; same size
     path.write_bytes(bytes(data))
@@ -120,11 +129,70 @@ def test_the_kept_columns_stay_within_their_budget(monkeypatch: pytest.MonkeyPat
     sizes = []
     for p in paths:
         list(scan_windows(_source(p)))
-        sizes.append(ss._scans[str(p)].size if str(p) in ss._scans else 0)
+        hit = scan_memo._memo.get(scan_memo.identity(str(p)))  # type: ignore[arg-type]
+        sizes.append(hit.size if hit is not None else 0)
     budget = max(sizes) * 2
-    forget_scans()
-    monkeypatch.setattr(ss, "SCAN_CACHE_BYTES", budget)
+    scan_memo._memo.clear()
+    monkeypatch.setattr(scan_memo, "BUDGET", budget)
     for p in paths:
         list(scan_windows(_source(p)))
-        assert sum(s.size for s in ss._scans.values()) <= budget
-    assert str(paths[-1]) in ss._scans or sizes[-1] == 0  # the newest is kept, the oldest let go
+        assert sum(s.size for s in scan_memo._memo.values()) <= budget
+    assert _kept(paths[-1]) or sizes[-1] == 0  # the newest is kept, the oldest let go
+
+
+def test_nothing_is_kept_outside_remembering() -> None:
+    path = _segments()[0]
+    with scan_memo.remembering():
+        pass
+    scan_memo._on[0] = False
+    try:
+        scan_memo._memo.clear()
+        list(scan_windows(_source(path)))
+        assert not scan_memo._memo
+    finally:
+        scan_memo._on[0] = True
+
+
+def test_kafkas_view_is_remembered_for_salvage_s_scan(tmp_path: Path) -> None:
+    """The clean read of Kafka's view leaves each small segment's scan behind: salvage's own scan reads nothing
+    (the native walk is not called again), and answers as the walk does."""
+    from kafkatool.reading.logdir import read_partition
+    from kafkatool.schema import native
+
+    if native.core() is None:
+        pytest.skip("the native core is not built")
+    root = REPO / "fixtures" / "crc-flip-above-recovery-point"
+    part = next(p for p in sorted(root.iterdir()) if p.is_dir() and any(p.glob("*.log")))
+    seg = sorted(part.glob("*.log"))[0]
+    with scan_memo.remembering():
+        scan_memo._memo.clear()
+        read_partition(part, part.name)
+        assert _kept(seg)
+        got = _rows(list(scan_windows(_source(seg))))
+    scan_memo._memo.clear()
+    scan_memo._on[0] = False
+    try:
+        want = _rows(list(scan_windows(_source(seg))))
+    finally:
+        scan_memo._on[0] = True
+    assert got == want
+
+
+@pytest.mark.parametrize("name", ["crc-flip-above-recovery-point", "torn-write", "txn-commit-abort-hanging",
+                                  "multi-partition", "replica-set", "codecs-clean"])
+def test_a_salvage_remembering_gives_what_one_reading_again_gives(name: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from kafkatool.cli import app
+
+    src = REPO / "fixtures" / name
+    outs = []
+    for budget in (scan_memo.BUDGET, -1):
+        monkeypatch.setattr(scan_memo, "BUDGET", budget)
+        out = tmp_path / f"out{budget}"
+        res = CliRunner().invoke(app, ["salvage", "--out", str(out), "--now", "1800000000000", "-f", "json", str(src)])
+        assert res.exit_code in (0, 1), res.output
+        files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        outs.append((res.stdout, files))
+    assert outs[0] == outs[1]

@@ -26,6 +26,7 @@ from kafkatool.model import LogDirData, PartitionData, RecordBatch
 from kafkatool.reading.logdir import read_log_dir
 from kafkatool.reading.objects import input_path
 from kafkatool.reading.restart_inputs import RestartInputs, read_restart_inputs
+from kafkatool.reading.scan_memo import remembering
 from kafkatool.schema.filenames import REPLICATION_OFFSET_CHECKPOINT
 from kafkatool.schema.group_coordinator import OFFSETS_TOPIC
 from kafkatool.schema.transaction_log import TRANSACTION_TOPIC
@@ -127,7 +128,8 @@ def salvage_section(doc: dict[str, Any], inputs: list[tuple[str, LogDirData]]) -
             "columns": [], "rows": [], "tables": [], "commands": commands, "level": "healthy", "reasons": [],
         }
     clock = doc["now"] if doc["now"] is not None else int(time.time() * 1000)
-    acc = salvage_document(salvage([] if as_replicas else paths, replicas, now=clock))
+    with remembering():  # each small segment read once for Kafka's view and salvage's scan
+        acc = salvage_document(salvage([] if as_replicas else paths, replicas, now=clock))
     parts = acc["partitions"]
     t = acc["totals"]
     kept = [[p["partition"], (p["kafka"] or {}).get("records"), (p["kafka"] or {}).get("records_lost"),

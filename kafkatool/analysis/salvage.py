@@ -47,7 +47,6 @@ from kafkatool.reading.salvage_sources import (
     PartitionCopy,
     SourceFile,
     find_inputs,
-    forget_scans,
     not_read,
     read_chunks,
     read_span,
@@ -529,8 +528,8 @@ def _kafka_doc(view: tuple[PartitionRestart, Any] | None) -> tuple[dict[str, Any
 def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None = None, now: int = 0,
             partition: str | None = None, segment_bytes: int = 1 << 30,
             index_interval_bytes: int = 4096) -> SalvageResult:
-    """Find, scan and choose every partition's trustworthy batches (see ``engine.salvage``)."""
-    forget_scans()
+    """Find, scan and choose every partition's trustworthy batches (see ``engine.salvage``). Inside
+    ``reading.scan_memo.remembering``, a small file is read once for all the passes over it."""
     inputs = find_inputs(paths, replicas)
     names = sorted({n for i in inputs for n in i.copies})
     if partition is not None:

@@ -33,6 +33,7 @@ from kafkatool.errors import ExitCode, UsageError
 from kafkatool.reading.files import read_bytes, read_text
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.objects import input_path
+from kafkatool.reading.scan_memo import remembering
 from kafkatool.render.output import Diagnostics
 from kafkatool.render.salvage_report import count_progress, render_salvage, wants_bar
 from kafkatool.schema.filenames import parse_partition_dir
@@ -228,4 +229,8 @@ def command(
                                                for p in doc["partitions"])
         return int(ExitCode.DEFECTS if damaged or failed else ExitCode.CLEAN)
 
-    run_guarded(body, follow_links=follow_links)
+    def remembered() -> int:
+        with remembering():  # each small segment is read once for Kafka's view, the scan, the plan and the copy
+            return body()
+
+    run_guarded(remembered, follow_links=follow_links)

@@ -33,6 +33,7 @@ import numpy as np
 
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogEntry, RecordBatch, SegmentData
+from kafkatool.reading import scan_memo
 from kafkatool.reading.columns import release, scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import file_size, mapped
@@ -117,10 +118,12 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     defects: list[Defect] = []
     at = 0
     window = READ_WINDOW
+    whole = scan_memo.Collector(path)  # inside scan_memo.remembering: the scan, for salvage's own passes
     while at < size:
         begin = at
         scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + window),
                            max_output=limits.max_decompressed_bytes, path=path)
+        whole.add(scan)
         legacy = scan.legacy
         # a magic 2 batch whose CRC fails is read as the walk reads it (its defect, the entry marked invalid):
         # any other defect, a legacy CRC failure or a chain that stops early is the walk's to read
@@ -175,6 +178,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     entries._max_ts = newest
     seg.defects.extend(defects)
     seg.entries = entries
+    whole.finish()
     return True
 
 

@@ -11,16 +11,13 @@ resynchronisation past damage); batch bytes are re-read on use (:func:`read_span
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Defect, LeaderEpochEntry, LogDirData, MetaProperties
-from kafkatool.reading import files
+from kafkatool.reading import files, scan_memo
 from kafkatool.reading.columns import SegmentColumns, scan_segment
 from kafkatool.reading.files import REFUSAL_CODES, Refusal, _reason, read_bytes, survey
 from kafkatool.reading.inventory import looks_like_partition_dir
@@ -158,99 +155,25 @@ WINDOW = 4 << 20
 WINDOW_ROWS = 32_768
 MAX_WINDOW = 512 << 20
 
-SCAN_CACHE_BYTES = 16 << 20
-"""Column bytes of whole files scanned with their CRCs kept (:func:`scan_windows`), so that salvage's later passes
-over their batches (the plan, the rebuilt indexes, the export) read no byte of them again: the files scanned last
-whose columns fit in all (a 1 GiB segment of 16 KiB batches takes 4.8 MB; one of one-record batches would take
-430 MB and is scanned again each time). :func:`forget_scans` lets them go."""
-
-
-@dataclass
-class _Scanned:
-    """A whole file's columns, and the file they were read from (device, inode, size, change times)."""
-
-    identity: tuple[int, ...]
-    columns: SegmentColumns
-    size: int
-
-
-_scans: OrderedDict[str, _Scanned] = OrderedDict()
-CRC_MISMATCH = "crc-mismatch"
-"""The walker's defect for a CRC that fails: a scan that checks no CRC finds none."""
-
-
-def forget_scans() -> None:
-    """Let go of every file's kept columns (:data:`SCAN_CACHE_BYTES`): a new salvage starts with none."""
-    _scans.clear()
-
-
-def _identity(path: str) -> tuple[int, ...] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
-def _held(cols: SegmentColumns) -> int:
-    return int(cols.positions.nbytes + cols.headers.nbytes + (0 if cols.crc_valid is None else cols.crc_valid.nbytes))
-
-
-def _keep(path: str, identity: tuple[int, ...], parts: list[SegmentColumns], size: int) -> None:
-    _scans.pop(path, None)
-    _scans[path] = _Scanned(identity, _joined(parts), size)
-    while sum(s.size for s in _scans.values()) > SCAN_CACHE_BYTES:
-        _scans.popitem(last=False)
-
-
-def _kept(path: str, start: int, end: int | None, verify_crc: bool) -> SegmentColumns | None:
-    """The batches starting in ``[start, end)`` from the file's kept columns, if it was scanned whole, has not
-    changed since, and ``start`` is one of its batches (the walk from there is the whole walk's from there)."""
-    hit = _scans.get(path)
-    if hit is None:
-        return None
-    if _identity(path) != hit.identity:
-        del _scans[path]
-        return None
-    c = hit.columns
-    pos = c.positions
-    i = int(np.searchsorted(pos, start))
-    if i >= len(pos) or int(pos[i]) != start:
-        return None
-    j = len(pos) if end is None else int(np.searchsorted(pos, end))
-    valid = None if not verify_crc or c.crc_valid is None else c.crc_valid[i:j]
-    stop = c.size if end is None else end
-    return SegmentColumns(pos[i:j], c.headers[i:j], valid,
-                          defects=[d for d in c.defects if start <= d.position < stop
-                                   and (verify_crc or d.code != CRC_MISMATCH)],
-                          landing=c.size, size=c.size)
-
-
 def scan_windows(source: SourceFile, start: int = 0, end: int | None = None, *,
                  verify_crc: bool = True) -> Iterator[SegmentColumns]:
     """The batches of the file that start in ``[start, end)`` as columns (CRC verdicts, the walker's defects,
     labelled with the source), a window at a time (:data:`WINDOW`, :data:`WINDOW_ROWS`): each window goes on where
-    the chain of the last one landed (as ``columns.scan_segment_parallel`` joins its parts). A file scanned whole
-    with its CRCs is kept as columns when they are small (:data:`SCAN_CACHE_BYTES`), and a later scan of its batches
-    is answered from them, in one window."""
+    the chain of the last one landed (as ``columns.scan_segment_parallel`` joins its parts). Inside
+    ``scan_memo.remembering``, a file scanned whole with its CRCs is remembered when its columns are small, and a
+    later scan of its batches is answered from them, in one window."""
     path = str(source.path)
-    kept = _kept(path, start, end, verify_crc)
+    kept = scan_memo.recall(path, start, end, verify_crc=verify_crc, label=source.label)
     if kept is not None:
         yield kept
         return
-    identity = _identity(path) if start == 0 and end is None and verify_crc else None
-    parts: list[SegmentColumns] | None = [] if identity is not None else None
-    held = 0
+    whole = scan_memo.Collector(path) if start == 0 and end is None and verify_crc else None
     pos, window = start, WINDOW
     while True:
         stop = pos + window if end is None else min(end, pos + window)
         cols = scan_segment(source.path, label=source.label, start=pos, stop=stop, verify_crc=verify_crc)
-        if parts is not None:
-            held += _held(cols)
-            if held <= SCAN_CACHE_BYTES and not len(cols.legacy):
-                parts.append(cols)
-            else:
-                parts = None
+        if whole is not None:
+            whole.add(cols)
         yield cols
         limit = cols.size if end is None else min(end, cols.size)
         if cols.landing <= pos or cols.landing >= limit:
@@ -258,15 +181,8 @@ def scan_windows(source: SourceFile, start: int = 0, end: int | None = None, *,
         if len(cols):
             window = min(MAX_WINDOW, max(WINDOW, (cols.landing - pos) // len(cols) * WINDOW_ROWS))
         pos = cols.landing
-    if parts and identity is not None and _identity(path) == identity:
-        _keep(path, identity, parts, held)
-
-
-def _joined(parts: list[SegmentColumns]) -> SegmentColumns:
-    valid = None if any(p.crc_valid is None for p in parts) else np.concatenate([p.crc_valid for p in parts])  # type: ignore[misc]
-    return SegmentColumns(np.concatenate([p.positions for p in parts]), np.concatenate([p.headers for p in parts]),
-                          valid, defects=[d for p in parts for d in p.defects], landing=parts[-1].landing,
-                          size=parts[-1].size)
+    if whole is not None:
+        whole.finish()
 
 
 def read_span(path: str | Path, position: int, size: int) -> bytes:
