@@ -5,7 +5,9 @@ its own scan, its plan, the rebuilt indexes and the export (``salvage_sources.sc
 :func:`remembering`, a file scanned whole with its CRCs (magic 2 only) is kept as columns when they are small
 (:data:`BUDGET` in all, the files scanned last), and each later pass over its batches is answered from them: the
 file's bytes are read once. Files are known by device, inode, size and change times, so a file that changed is
-read again; outside :func:`remembering` nothing is kept (no other command holds more memory for it).
+read again (all but a rewrite of the same size within one tick of the file system's clock: the inputs are
+evidence, not written under a run); outside :func:`remembering` nothing is kept (no other command holds more
+memory for it).
 """
 
 from __future__ import annotations
