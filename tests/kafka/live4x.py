@@ -316,7 +316,27 @@ def wait_voters(bootstrap_controller: str, want: set[int], timeout: float = 90, 
         time.sleep(1)
 
 
-def voters_case(workdir: Path, root: Path = FIXTURES, version: str = VERSION) -> Path:
+VOTER_RACE = "Unexpected acknowledgement from non-voter"
+"""What Kafka 4.0.2's raft IO thread logs as it terminates node 1 on a late response from the controller just removed
+(``KafkaRaftClient.handleResponse``, a fatal fault: seen once in CI on 2026-11-28, the quorum gone for the rest of
+the case). A race inside Kafka, not a state kafkatool reads: the case is made again from scratch."""
+
+
+def voters_case(workdir: Path, root: Path = FIXTURES, version: str = VERSION, attempts: int = 3) -> Path:
+    """The voters-change case (:func:`_voters_case`), made again when Kafka's own :data:`VOTER_RACE` killed it."""
+    for attempt in range(attempts):
+        work = workdir if attempt == 0 else workdir / f"again-{attempt}"
+        try:
+            return _voters_case(work, root, version)
+        except KafkaError:
+            logs = (work / "voters" / "node1").glob("*.log")
+            if attempt + 1 < attempts and any(VOTER_RACE in f.read_text(errors="replace") for f in logs):
+                continue
+            raise
+    raise AssertionError("not reached")
+
+
+def _voters_case(workdir: Path, root: Path, version: str) -> Path:
     """The voters-change case: a standalone dynamic quorum, a controller added, then removed."""
     base = workdir / "voters"
     cid = cluster_id(f"{version}-voters")
