@@ -362,6 +362,14 @@ def _batch_length(buf: Any, pos: int, size: int) -> int:
     return bc.CHAIN_STRUCT.unpack_from(buf, pos + bc.CHAIN_AT)[0]
 
 
+def grown_window(spanned: int, rows: int, least: int, rows_wanted: int, most: int) -> int:
+    """The bytes of a file's next scan window after one that spanned ``spanned`` bytes in ``rows`` (at least one)
+    batches: enough for about ``rows_wanted`` batches of that size, never under ``least`` nor over ``most`` (so a
+    file of big batches is scanned in a few native calls while the columns held stay those of ``rows_wanted``
+    batches)."""
+    return min(most, max(least, spanned // rows * rows_wanted))
+
+
 def scan_segment(path: str | Path, *, verify_crc: bool = True, start: int = 0, stop: int | None = None,
                  threads: int | None = None, label: str | None = None) -> SegmentColumns:
     """Map ``path`` read-only and scan it (see :func:`scan_buffer`); ``label`` names it in defects."""
@@ -413,10 +421,11 @@ def scan_segment_parallel(path: str | Path, *, jobs: int | None = None, verify_c
         if landing != start:
             part = scan_segment(path, verify_crc=verify_crc, start=landing, stop=stop, label=name)
         merged.append(part)
-    return _concat(merged)
+    return join_columns(merged)
 
 
-def _concat(parts: list[SegmentColumns]) -> SegmentColumns:
+def join_columns(parts: list[SegmentColumns]) -> SegmentColumns:
+    """Consecutive scans of one file (each starting where the last landed) as one."""
     valid = None if parts[0].crc_valid is None else np.concatenate([p.crc_valid for p in parts])  # type: ignore[misc]
     return SegmentColumns(np.concatenate([p.positions for p in parts]), np.concatenate([p.headers for p in parts]),
                           valid, LegacyColumns.concat([p.legacy for p in parts]), [d for p in parts for d in p.defects],

@@ -34,7 +34,7 @@ import numpy as np
 from kafkatool.errors import UnreadableInputError
 from kafkatool.model import Defect, LogEntry, RecordBatch, SegmentData
 from kafkatool.reading import scan_memo
-from kafkatool.reading.columns import release, scan_buffer
+from kafkatool.reading.columns import grown_window, release, scan_buffer
 from kafkatool.reading.entries import _CRC_INVALID, _CRC_VALID, SegmentEntries, complete_entry
 from kafkatool.reading.files import file_size, mapped
 from kafkatool.schema import batch_columns as bc
@@ -136,7 +136,7 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
         found: list[tuple[int, int, Defect]] = [(d.position or 0, 0, d) for d in scan.defects]
         at = scan.landing
         if len(scan):
-            window = min(MAX_READ_WINDOW, max(READ_WINDOW, (at - begin) // len(scan) * READ_ROWS))
+            window = grown_window(at - begin, len(scan), READ_WINDOW, READ_ROWS, MAX_READ_WINDOW)
         # the kept headers are indexed by entry: only while every entry is a magic 2 batch
         if heads is not None and not len(legacy) and kept + scan.headers.nbytes <= HEADERS_BUDGET:
             heads.append(scan.headers)

@@ -18,7 +18,7 @@ from pathlib import Path
 from kafkatool.errors import DecodeError, UnreadableInputError
 from kafkatool.model import Defect, LeaderEpochEntry, LogDirData, MetaProperties
 from kafkatool.reading import files, scan_memo
-from kafkatool.reading.columns import SegmentColumns, scan_segment
+from kafkatool.reading.columns import SegmentColumns, grown_window, scan_segment
 from kafkatool.reading.files import REFUSAL_CODES, Refusal, _reason, read_bytes, survey
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.logdir import read_log_dir_files
@@ -179,7 +179,7 @@ def scan_windows(source: SourceFile, start: int = 0, end: int | None = None, *,
         if cols.landing <= pos or cols.landing >= limit:
             break
         if len(cols):
-            window = min(MAX_WINDOW, max(WINDOW, (cols.landing - pos) // len(cols) * WINDOW_ROWS))
+            window = grown_window(cols.landing - pos, len(cols), WINDOW, WINDOW_ROWS, MAX_WINDOW)
         pos = cols.landing
     if whole is not None:
         whole.finish()

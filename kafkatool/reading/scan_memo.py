@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kafkatool.reading.columns import SegmentColumns
+from kafkatool.reading.columns import SegmentColumns, join_columns
 
 BUDGET = 16 << 20
 """Column bytes kept in all: a 1 GiB segment of 16 KiB batches takes 4.8 MB; one of one-record batches would take
@@ -94,14 +94,8 @@ class Collector:
         self.parts = None
         if not parts or key is None or not _on[0] or identity(self.path) != key:
             return
-        valid = None if any(p.crc_valid is None for p in parts) else \
-            np.concatenate([p.crc_valid for p in parts])  # type: ignore[misc]
-        joined = SegmentColumns(np.concatenate([p.positions for p in parts]),
-                                np.concatenate([p.headers for p in parts]), valid,
-                                defects=[d for p in parts for d in p.defects], landing=parts[-1].landing,
-                                size=parts[-1].size)
         _memo.pop(key, None)
-        _memo[key] = _Scanned(joined, self.held)
+        _memo[key] = _Scanned(join_columns(parts), self.held)
         while sum(s.size for s in _memo.values()) > BUDGET:
             _memo.popitem(last=False)
 
