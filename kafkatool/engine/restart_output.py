@@ -75,15 +75,21 @@ def rebuilt_indexes(entries: Sequence[LogEntry], interval: int) -> tuple[list[Of
     return offsets, times
 
 
-def aborted_by_segment(part_entries: Iterable[LogEntry]) -> list[AbortedTxn]:
-    """Every aborted transaction of the (recovered) log with the LSO Kafka records for it, in marker order (the
-    order ``LogSegment.updateTxnIndex`` appends them)."""
+def aborted_by_segment(segments: Iterable[Sequence[LogEntry]]) -> list[list[AbortedTxn]]:
+    """Every aborted transaction of the (recovered) log with the LSO Kafka records for it, per segment: in the
+    segment whose bytes hold its marker, in marker order. ``LogSegment.recover`` (and the append path) index a
+    completed transaction in the segment it is reading, whatever the marker's offset says: a marker whose base
+    offset (outside the batch CRC) was damaged still lands in its own segment's ``.txnindex``."""
     manager = ProducerStateManager(keep_committed=False, refuse_invalid_txn=False)  # the load decided that
-    for e in part_entries:
-        if isinstance(e, RecordBatch):
-            manager.append(e)
-    return [AbortedTxn(0, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset or 0)
-            for t in manager.transactions if t.aborted and t.last_offset is not None]
+    out: list[list[AbortedTxn]] = []
+    for entries in segments:
+        seen = len(manager.transactions)
+        for e in entries:
+            if isinstance(e, RecordBatch):
+                manager.append(e)
+        out.append([AbortedTxn(0, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset or 0)
+                    for t in manager.transactions[seen:] if t.aborted and t.last_offset is not None])
+    return out
 
 
 def partition_plan(part: PartitionData, segments: Sequence[LoadedSegment],
@@ -96,8 +102,8 @@ def partition_plan(part: PartitionData, segments: Sequence[LoadedSegment],
     final: list[tuple[LoadedSegment, Sequence[LogEntry]]] = []
     for seg in segments:
         final.append((seg, seg.entries[:sum(1 for _, end in entry_spans(seg.entries) if end <= seg.size)]))
-    aborted = aborted_by_segment(e for _, kept in final for e in kept)
-    for seg, kept in final:
+    aborted = aborted_by_segment(kept for _, kept in final)
+    for (seg, kept), mine in zip(final, aborted, strict=True):
         base = seg.base
         data: SegmentData | None = seg.origin
         name = f"{d}/{segment_file_name(base, LOG_SUFFIX)}"
@@ -123,8 +129,6 @@ def partition_plan(part: PartitionData, segments: Sequence[LoadedSegment],
                               offset_index.build_offset_index(offsets, base)))
         out.append(OutputFile(f"{d}/{segment_file_name(base, TIME_INDEX_SUFFIX)}",
                               time_index.build_time_index(times, base)))
-        nxt = kept[-1].last_offset + 1 if kept else base
-        mine = [a for a in aborted if base <= a.last_offset < nxt]
         if mine:
             out.append(OutputFile(f"{d}/{segment_file_name(base, TXN_INDEX_SUFFIX)}", txn_index.build_txn_index(mine)))
     for offset in sorted(snapshots):
