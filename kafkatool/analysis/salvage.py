@@ -47,6 +47,7 @@ from kafkatool.reading.salvage_sources import (
     PartitionCopy,
     SourceFile,
     find_inputs,
+    guessed_segments,
     not_read,
     read_chunks,
     read_span,
@@ -527,9 +528,13 @@ def _kafka_doc(view: tuple[PartitionRestart, Any] | None) -> tuple[dict[str, Any
 
 def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None = None, now: int = 0,
             partition: str | None = None, segment_bytes: int = 1 << 30,
-            index_interval_bytes: int = 4096) -> SalvageResult:
+            index_interval_bytes: int = 4096,
+            ahead: Callable[[list[tuple[str, list[ByteRange]]]], None] | None = None) -> SalvageResult:
     """Find, scan and choose every partition's trustworthy batches (see ``engine.salvage``). Inside
-    ``reading.scan_memo.remembering``, a small file is read once for all the passes over it."""
+    ``reading.scan_memo.remembering``, a small file is read once for all the passes over it. ``ahead`` is given
+    the segments :func:`repaired_layout` streams as soon as they can be told: before anything is scanned, those
+    most likely kept whole (``reading.salvage_sources.guessed_segments``), then each partition's as planned (a
+    writer's head start: ``writing.salvage_writer.StagedDir.ahead``)."""
     inputs = find_inputs(paths, replicas)
     names = sorted({n for i in inputs for n in i.copies})
     if partition is not None:
@@ -537,6 +542,9 @@ def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None 
             raise UsageError(f"--partition {partition}: no copy of it in the inputs "
                              f"({', '.join(names[:20]) or 'they hold no partition'})")
         names = [partition]
+    if ahead is not None:
+        guesses = guessed_segments(inputs, [n for n in names if not n.startswith(CLUSTER_METADATA_TOPIC + "-")])
+        ahead([(name, [whole]) for name, whole in guesses])
     kafka = _kafka_view(inputs, now)
     out: list[PartitionSalvage] = []
     metadata: list[PartitionCopy] = []
@@ -546,6 +554,9 @@ def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None 
             metadata += [c for c in copies if c.state is DirState.LIVE and c.replica is None][:1]
             continue
         out.append(_partition(name, copies, inputs, kafka, leader, segment_bytes, index_interval_bytes))
+        if ahead is not None:
+            ahead([(f"{name}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", list(_segment_bytes(out[-1], seg)))
+                   for seg in out[-1].plan.segments])
     return SalvageResult(inputs, out, metadata, index_interval_bytes)
 
 

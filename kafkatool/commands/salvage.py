@@ -201,11 +201,14 @@ def command(
             prepare_output_file(Path(export), every, force=force)
             if out is not None and Path(out).resolve() in Path(export).resolve().parents:
                 raise UsageError(f"--export {export} is inside --out {out}")
-        result = salvage(inputs, replicas, leader=leader, partition=only,
-                         now=now if now is not None else int(time.time() * 1000),
-                         segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes)
-        if out is not None:
+        options = {"leader": leader, "partition": only, "now": now if now is not None else int(time.time() * 1000),
+                   "segment_bytes": segment_bytes, "index_interval_bytes": index_interval_bytes}
+        if out is None:
+            result = salvage(inputs, replicas, **options)
+        else:
             with staged_dir(Path(out)) as staged:
+                # the segments most likely kept whole start copying while the inputs are still being scanned
+                result = salvage(inputs, replicas, ahead=staged.ahead, **options)
                 for name, content in repaired_layout(result):
                     if isinstance(content, bytes):
                         staged.write(name, content)

@@ -205,12 +205,12 @@ class ByteRange:
     start: int
     end: int
 
-    def copy_into(self, out: int, at: int, landed: Callable[[int, int], None] | None = None) -> int:
+    def copy_into(self, out: int, at: int, landed: Callable[[int, int], bool | None] | None = None) -> int:
         """Copy the range into the descriptor ``out`` from its byte ``at``, :data:`COPY_CHUNK` bytes at a time,
-        calling ``landed(position, length)`` after each chunk; the bytes copied. An input that cannot be opened or
-        read, or that ends before ``end`` (it changed while read), is :class:`UnreadableInputError`; a failure to
-        write is the ``OSError`` itself, for the writer to name its output (a kernel copy that fails is done again
-        through memory, where the two are told apart)."""
+        calling ``landed(position, length)`` after each chunk (``False`` from it stops the copy there); the bytes
+        copied. An input that cannot be opened or read, or that ends before ``end`` (it changed while read), is
+        :class:`UnreadableInputError`; a failure to write is the ``OSError`` itself, for the writer to name its
+        output (a kernel copy that fails is done again through memory, where the two are told apart)."""
         fd = files.open_regular(self.path)
         try:
             pos, dst, kernel = self.start, at, hasattr(os, "copy_file_range")
@@ -234,13 +234,37 @@ class ByteRange:
                 if n == 0:
                     raise UnreadableInputError(self.path, f"changed while read: {self.end - self.start} bytes at "
                                                f"byte {self.start} expected, {pos - self.start} read")
-                if landed is not None:
-                    landed(dst, n)
                 pos += n
                 dst += n
-            return self.end - self.start
+                if landed is not None and landed(dst - n, n) is False:
+                    break
+            return pos - self.start
         finally:
             os.close(fd)
+
+    def after(self, n: int) -> ByteRange:
+        """The range without its first ``n`` bytes."""
+        return ByteRange(self.path, min(self.start + n, self.end), self.end)
+
+
+def guessed_segments(inputs: list[InputDir], names: list[str]) -> list[tuple[str, ByteRange]]:
+    """The repaired log's segments as they most likely come out, for a writer to start copying before the plan is
+    known: each live segment of a partition of ``names`` that one copy holds, whole, under its own name (what the
+    plan makes of an undamaged segment, and of a damaged one up to its first damage). A guess is only a head start:
+    the writer keeps of it what the plan's pieces match (``writing.salvage_writer.StagedDir.ahead``)."""
+    out: list[tuple[str, ByteRange]] = []
+    for name in names:
+        copies = [c for i in inputs for c in i.copies.get(name, [])]
+        if len(copies) != 1 or copies[0].state is not DirState.LIVE:
+            continue
+        for f in sorted((f for f in copies[0].files if f.kind == "segment"), key=lambda f: f.base_offset):
+            try:
+                size = os.stat(f.path).st_size
+            except OSError:
+                continue  # named when the scan reads it
+            if size:
+                out.append((f"{name}/{f.path.name}", ByteRange(str(f.path), 0, size)))
+    return out
 
 
 def read_chunks(path: str | Path, chunk: int = 1 << 20) -> Iterator[bytes]:

@@ -5,10 +5,13 @@ layer), one batch at a time, so memory stays bounded whatever the log's size."""
 
 from __future__ import annotations
 
+import collections
+import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,9 +26,16 @@ Fetch = Callable[[], bytes]
 
 class Copied(Protocol):
     """A piece of an output file copied from an input by the reading layer (``reading.salvage_sources.ByteRange``):
-    into the descriptor given, from its byte given, each chunk reported to ``landed`` once written."""
+    the bytes ``[start, end)`` of the input ``path``, copied into the descriptor given from its byte given, each
+    chunk reported to ``landed`` once written (``False`` from it stops the copy)."""
 
-    def copy_into(self, out: int, at: int, landed: Callable[[int, int], None] | None = None) -> int: ...
+    path: str
+    start: int
+    end: int
+
+    def copy_into(self, out: int, at: int, landed: Callable[[int, int], bool | None] | None = None) -> int: ...
+
+    def after(self, n: int) -> Copied: ...
 
 
 WRITEBACK_BYTES = 8 << 20
@@ -42,6 +52,43 @@ def _write_back(fd: int, at: int, size: int) -> None:
             advise(fd, at, size, os.POSIX_FADV_DONTNEED)
 
 
+def _agreeing(a: list[Copied], b: list[Copied]) -> int:
+    """How many bytes from the start two piece lists write alike: the same input bytes at the same output place."""
+    i = j = 0
+    at = 0  # output position reached in both
+    ia = ja = 0  # bytes of a[i] and b[j] already behind ``at``
+    while i < len(a) and j < len(b):
+        x, y = a[i], b[j]
+        if x.path != y.path or x.start + ia != y.start + ja:
+            return at
+        step = min(x.end - x.start - ia, y.end - y.start - ja)
+        at += step
+        ia += step
+        ja += step
+        if ia == x.end - x.start:
+            i, ia = i + 1, 0
+        if ja == y.end - y.start:
+            j, ja = j + 1, 0
+    return at
+
+
+class _Ahead:
+    """A staged file copied ahead, in the background, from pieces of the inputs (:meth:`StagedDir.ahead`): how far
+    the copy got, where it must stop, and the job it continues (the worker thread and the writer share it under
+    ``StagedDir._lock``)."""
+
+    def __init__(self, dest: Path, pieces: list[Copied], before: _Ahead | None = None) -> None:
+        self.dest = dest
+        self.pieces = pieces
+        self.size = sum(p.end - p.start for p in pieces)
+        self.before = before
+        self.fd = -1
+        self.done = 0
+        self.limit = self.size
+        self.started = self.failed = False
+        self.finished = threading.Event()
+
+
 class StagedDir:
     """A directory being written: files go into ``staging``; :meth:`commit` renames it to ``out``."""
 
@@ -53,22 +100,139 @@ class StagedDir:
             shutil.rmtree(stale, ignore_errors=True)
         self.staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
         os.chmod(self.staging, 0o777 & ~_umask())
+        self._jobs: dict[str, _Ahead] = {}  # the latest job of each file copied ahead and not yet streamed
+        self._queue: collections.deque[_Ahead] = collections.deque()
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
 
     def write(self, name: str, data: bytes) -> None:
         """One small file."""
         write_atomic(_inside(self.staging, name), data)
 
+    def ahead(self, files: Iterable[tuple[str, Sequence[Copied]]]) -> None:
+        """Copy these files in a background thread, one after another, while the caller is still working out what
+        they hold (salvage's guesses before its scan, then its plan): the disk writes them meanwhile. A file given
+        again replaces its earlier pieces, and what the copy already wrote of them is kept as far as the two agree.
+        :meth:`stream` keeps what matches its own pieces and copies the rest; a file never streamed is removed
+        before :meth:`commit`. A copy's errors are only its own failure: :meth:`stream` then copies the file itself
+        and meets (and reports) them there."""
+        with self._lock:
+            for name, pieces in files:
+                job = _Ahead(_inside(self.staging, name), list(pieces))
+                old = self._jobs.get(name)
+                self._jobs[name] = job
+                queued = False
+                if old is not None and not old.started:  # the new pieces take the old ones' turn
+                    if old in self._queue:
+                        self._queue[self._queue.index(old)] = job
+                        queued = True
+                    old = old.before  # the copy still writing the file, if any
+                if old is None:
+                    if job.size and not queued:
+                        self._queue.append(job)
+                    continue
+                old.limit = min(old.limit, _agreeing(old.pieces, job.pieces))
+                job.before = old  # it goes on from where the old copy stops
+                if not queued:
+                    self._queue.appendleft(job)
+            if self._queue and self._worker is None:
+                self._worker = threading.Thread(target=self._copy_ahead, name="kafkatool-copy-ahead", daemon=True)
+                self._worker.start()
+
+    def _copy_ahead(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._worker = None
+                    return
+                job = self._queue.popleft()
+                job.started = True
+            try:
+                self._run(job)
+            except Exception:  # the copy ahead is lost, not the run: stream() copies the file itself
+                job.failed = True
+            finally:
+                job.finished.set()
+
+    def _run(self, job: _Ahead) -> None:
+        kept = 0
+        if job.before is not None:
+            old = job.before
+            old.finished.wait()
+            job.fd, old.fd = old.fd, -1
+            kept = 0 if old.failed else min(old.limit, old.done)
+        if job.fd < 0:
+            job.dest.parent.mkdir(parents=True, exist_ok=True)
+            job.fd = os.open(job.dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        job.done = kept
+
+        def landed(at: int, n: int) -> bool:
+            _write_back(job.fd, at, n)
+            job.done = at + n
+            return job.done < job.limit
+
+        at = 0
+        for piece in job.pieces:
+            size = piece.end - piece.start
+            if at + size > kept:
+                skip = max(0, kept - at)
+                piece.after(skip).copy_into(job.fd, at + skip, landed)
+                if job.done >= job.limit or job.done < at + size:
+                    return
+            at += size
+        job.done = at
+
+    def _claim(self, name: str, pieces: list[Copied]) -> tuple[int, int]:
+        """The descriptor and the bytes of ``name``'s copy ahead that ``pieces`` keep (``(-1, 0)`` without one): a
+        copy not started is dropped; one started is stopped where it parts from ``pieces``, and waited for."""
+        with self._lock:
+            job = self._jobs.pop(name, None)
+            if job is None:
+                return -1, 0
+            if not job.started:
+                if job in self._queue:
+                    self._queue.remove(job)
+                job = job.before  # a copy it was to continue is still writing the file: that one is claimed
+                if job is None:
+                    return -1, 0
+            job.limit = min(job.limit, _agreeing(job.pieces, pieces))
+        job.finished.wait()
+        if job.failed:
+            if job.fd >= 0:
+                os.close(job.fd)
+            return -1, 0
+        return job.fd, min(job.limit, job.done)
+
     def stream(self, name: str, pieces: Iterable[bytes | Copied]) -> int:
         """One file from ``pieces`` written in order (bytes, or ranges the kernel copies: :class:`Copied`), then
         synced; the bytes written. Each :data:`WRITEBACK_BYTES` written are handed to the disk at once
-        (:func:`_write_back`), so the sync at the end waits for little more than the last of them."""
+        (:func:`_write_back`), so the sync at the end waits for little more than the last of them. Of a file copied
+        :meth:`ahead`, what the copy wrote as these pieces would is kept."""
+        it: Iterator[bytes | Copied] = iter(pieces)
+        ranges: list[Copied] = []
+        fd, kept = -1, 0
+        if name in self._jobs:
+            for piece in it:  # the leading ranges (a segment is ranges only)
+                if isinstance(piece, bytes | bytearray | memoryview):
+                    it = itertools.chain((piece,), it)
+                    break
+                ranges.append(piece)
+            fd, kept = self._claim(name, ranges)
         dest = _inside(self.staging, name)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        if fd < 0:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        rest: list[bytes | Copied] = []
+        skip = kept
+        for piece in ranges:
+            size = piece.end - piece.start
+            if skip < size:
+                rest.append(piece.after(skip))
+            skip = max(0, skip - size)
         try:
-            total = 0
-            pending = 0
-            for piece in pieces:
+            total = kept
+            pending = kept
+            for piece in itertools.chain(rest, it):
                 if isinstance(piece, bytes | bytearray | memoryview):
                     view = memoryview(piece)
                     while view:
@@ -84,13 +248,35 @@ class StagedDir:
                     pending = total
             if total > pending:
                 _write_back(fd, pending, total - pending)
+            os.ftruncate(fd, total)  # a copy ahead that went past where these pieces end
             os.fsync(fd)
         finally:
             os.close(fd)
         return total
 
+    def _drop_ahead(self) -> None:
+        """Stop the copies ahead and remove the files no :meth:`stream` claimed."""
+        with self._lock:
+            self._queue.clear()
+            left = list(self._jobs.values())
+            self._jobs.clear()
+            for job in left:
+                job.limit = 0
+            worker = self._worker
+        if worker is not None:
+            worker.join()
+        for job in left:
+            while job is not None:
+                if job.fd >= 0:
+                    os.close(job.fd)
+                    job.fd = -1
+                if job.started:
+                    job.dest.unlink(missing_ok=True)
+                job = job.before
+
     def commit(self) -> None:
         """Rename the staging directory to ``out`` (an existing ``out`` is replaced whole)."""
+        self._drop_ahead()
         old = None
         if self.out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
@@ -101,6 +287,7 @@ class StagedDir:
 
     def abort(self) -> None:
         """Remove the staging directory."""
+        self._drop_ahead()
         shutil.rmtree(self.staging, ignore_errors=True)
 
 
