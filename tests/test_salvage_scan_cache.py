@@ -198,3 +198,40 @@ def test_a_salvage_remembering_gives_what_one_reading_again_gives(name: str, tmp
         files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
         outs.append((res.stdout, files))
     assert outs[0] == outs[1]
+
+
+def _log_dirs() -> list[Path]:
+    found = [p for p in sorted((REPO / "fixtures").iterdir()) if p.is_dir() and any(p.glob("*/*.log"))]
+    if (SHARED / "corpus").is_dir():
+        found += [p / "input" for p in sorted((SHARED / "corpus").iterdir()) if any(p.glob("input/*/*.log"))]
+    return found
+
+
+@pytest.mark.parametrize("root", _log_dirs(), ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_kafkas_view_from_salvage_s_scan_is_kafkas_view_read_again(root: Path, tmp_path: Path) -> None:
+    """Salvage scans first and takes Kafka's view after (``analysis.salvage.salvage``): the clean read answers
+    from the kept scan (``entry_columns.read_clean_segment``), and what the account gets of it is what reading
+    every segment again gives, intact and with batches damaged."""
+    from kafkatool.analysis import salvage as sv
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(root, damaged)
+    for seg in sorted(damaged.rglob("*.log"))[:3]:
+        if seg.stat().st_size:
+            _damaged_copy(seg, tmp_path).replace(seg)
+    for base in (root, damaged):
+        inputs = ss.find_inputs([base], {})
+        scan_memo._memo.clear()
+        for inp in inputs:
+            for copies in inp.copies.values():
+                for c in copies:
+                    for f in c.files:
+                        list(scan_windows(f))
+        remembered = sv._kafka_view(inputs, 1_800_000_000_000)
+        scan_memo._memo.clear()
+        scan_memo._on[0] = False
+        try:
+            read_again = sv._kafka_view(ss.find_inputs([base], {}), 1_800_000_000_000)
+        finally:
+            scan_memo._on[0] = True
+        assert remembered == read_again, base

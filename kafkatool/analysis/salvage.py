@@ -35,6 +35,7 @@ from kafkatool.engine.verify import forget_windows
 from kafkatool.errors import DecodeError, UsageError
 from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record, TopicPartition
 from kafkatool.process import release_heap
+from kafkatool.reading.byte_ranges import ByteRange
 from kafkatool.reading.columns import SegmentColumns
 from kafkatool.reading.context import current_limits
 from kafkatool.reading.entries import SegmentEntries
@@ -42,12 +43,10 @@ from kafkatool.reading.entry_columns import forget_columns, header_columns
 from kafkatool.reading.files import list_dir, read_bytes
 from kafkatool.reading.restart_inputs import read_restart_inputs
 from kafkatool.reading.salvage_sources import (
-    ByteRange,
     InputDir,
     PartitionCopy,
     SourceFile,
     find_inputs,
-    guessed_segments,
     not_read,
     read_chunks,
     read_span,
@@ -339,7 +338,8 @@ class _RunBuilder:
     def _runs(self, a: dict[str, np.ndarray]) -> None:
         pos, size, base, last, epoch = a["pos"], a["size"], a["base"], a["last"], a["epoch"]
         lineage = np.zeros(len(pos), dtype=bool)
-        for e in np.unique(epoch).tolist():
+        changes = np.flatnonzero(epoch[1:] != epoch[:-1]) + 1  # the epochs present (np.unique loads numpy.ma)
+        for e in sorted(set(epoch[:1].tolist() + epoch[changes].tolist())):
             if e in self.bounds:
                 lo, hi = self.bounds[e]
                 m = epoch == e
@@ -447,6 +447,10 @@ def _reference(copies: list[PartitionCopy], leader: int | None) -> tuple[list[Le
     return best.leader_epochs, best.replica, f"{where}:{best.directory.name}/leader-epoch-checkpoint"
 
 
+Ahead = Callable[[list[tuple[str, list[ByteRange]]], list[str]], None]
+"""A writer's head start (``StagedDir.ahead``): files by relative path with their pieces, and the directories
+whose files these are all of."""
+
 KafkaView = dict[tuple[int | None, str], tuple[dict[str, Any] | None, list[tuple[int, int]]]]
 
 
@@ -529,12 +533,12 @@ def _kafka_doc(view: tuple[PartitionRestart, Any] | None) -> tuple[dict[str, Any
 def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None = None, now: int = 0,
             partition: str | None = None, segment_bytes: int = 1 << 30,
             index_interval_bytes: int = 4096,
-            ahead: Callable[[list[tuple[str, list[ByteRange]]]], None] | None = None) -> SalvageResult:
+            ahead: Ahead | None = None) -> SalvageResult:
     """Find, scan and choose every partition's trustworthy batches (see ``engine.salvage``). Inside
     ``reading.scan_memo.remembering``, a small file is read once for all the passes over it. ``ahead`` is given
-    the segments :func:`repaired_layout` streams as soon as they can be told: before anything is scanned, those
-    most likely kept whole (``reading.salvage_sources.guessed_segments``), then each partition's as planned (a
-    writer's head start: ``writing.salvage_writer.StagedDir.ahead``)."""
+    the segments :func:`repaired_layout` streams as soon as they can be told, for a writer's head start
+    (``writing.salvage_writer.StagedDir.ahead``): each partition's first one once its copies are scanned (before
+    Kafka's view is taken), then all of them as planned."""
     inputs = find_inputs(paths, replicas)
     names = sorted({n for i in inputs for n in i.copies})
     if partition is not None:
@@ -542,27 +546,52 @@ def salvage(paths: list[Path], replicas: dict[int, Path], *, leader: int | None 
             raise UsageError(f"--partition {partition}: no copy of it in the inputs "
                              f"({', '.join(names[:20]) or 'they hold no partition'})")
         names = [partition]
-    if ahead is not None:
-        guesses = guessed_segments(inputs, [n for n in names if not n.startswith(CLUSTER_METADATA_TOPIC + "-")])
-        ahead([(name, [whole]) for name, whole in guesses])
-    kafka = _kafka_view(inputs, now)
-    out: list[PartitionSalvage] = []
+
+    def hand(partition: str, files: list[tuple[str, list[ByteRange]]]) -> None:
+        if ahead is not None:  # all of the partition's files known so far: any other handed ahead is stopped
+            ahead(files, [partition])
+
+    # each partition's copies scanned and chosen from first: the first repaired segment is known before Kafka's
+    # view (which the account needs) is taken, and the writer copies it meanwhile
+    scanned: list[_Scanned] = []
     metadata: list[PartitionCopy] = []
     for name in names:
         copies = [c for i in inputs for c in i.copies.get(name, [])]
         if name.startswith(CLUSTER_METADATA_TOPIC + "-"):
             metadata += [c for c in copies if c.state is DirState.LIVE and c.replica is None][:1]
             continue
-        out.append(_partition(name, copies, inputs, kafka, leader, segment_bytes, index_interval_bytes))
-        if ahead is not None:
-            ahead([(f"{name}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", list(_segment_bytes(out[-1], seg)))
-                   for seg in out[-1].plan.segments])
+        scanned.append(_scan_partition(name, copies, leader))
+        hand(name, _first_segment(scanned[-1], segment_bytes))
+    kafka = _kafka_view(inputs, now)
+    out: list[PartitionSalvage] = []
+    for one in scanned:
+        out.append(_partition(one, inputs, kafka, segment_bytes, index_interval_bytes))
+        hand(one.name, [(f"{one.name}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}",
+                         list(_segment_bytes(out[-1], seg))) for seg in out[-1].plan.segments])
     return SalvageResult(inputs, out, metadata, index_interval_bytes)
 
 
-def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
-               kafka: KafkaView, leader: int | None,
-               segment_bytes: int, index_interval_bytes: int) -> PartitionSalvage:
+@dataclass
+class _Scanned:
+    """A partition's copies scanned and its batches chosen: all of salvage's work on it that Kafka's view of the
+    restart is not needed for."""
+
+    name: str
+    copies: list[PartitionCopy]
+    sources: list[SourceFile]
+    selection: Selection
+    rejected: list[Rejected]
+    defects: list[tuple[int, Defect]]
+    context: list[tuple[int, int, int, int]]
+    legacy: int
+    preferred: int | None
+    cache_from: str | None
+    conflicts: list[dict[str, Any]]
+    duplicates: int
+    covered: int
+
+
+def _scan_partition(name: str, copies: list[PartitionCopy], leader: int | None) -> _Scanned:
     sources = [f for c in copies for f in sorted(c.files, key=lambda f: (f.base_offset, f.kind))]
     infos = [SourceInfo(s.replica, s.kind, s.base_offset) for s in sources]
     defects: list[tuple[int, Defect]] = []
@@ -581,6 +610,32 @@ def _partition(name: str, copies: list[PartitionCopy], inputs: list[InputDir],
     rejected += selection.rejected
     del runs
     conflicts, duplicates, covered = _classify(sources, selection)
+    return _Scanned(name, copies, sources, selection, rejected, defects, context, legacy, preferred, cache_from,
+                    conflicts, duplicates, covered)
+
+
+def _first_segment(p: _Scanned, segment_bytes: int) -> list[tuple[str, list[ByteRange]]]:
+    """The first repaired segment's pieces as far as the chosen runs tell them: the runs in offset order, up to
+    ``segment.bytes`` (where the planner rolls, at a batch the runs do not show: the writer keeps what agrees)."""
+    pieces: list[ByteRange] = []
+    room = segment_bytes
+    for r in p.selection.chosen:
+        if room <= 0:
+            break
+        end = min(r.end, r.position + room)
+        pieces.append(ByteRange(str(p.sources[r.source].path), r.position, end))
+        room -= end - r.position
+    if not pieces:
+        return []
+    return [(f"{p.name}/{segment_file_name(p.selection.chosen[0].base_offset, LOG_SUFFIX)}", pieces)]
+
+
+def _partition(scanned: _Scanned, inputs: list[InputDir], kafka: KafkaView,
+               segment_bytes: int, index_interval_bytes: int) -> PartitionSalvage:
+    name, copies, sources, selection = scanned.name, scanned.copies, scanned.sources, scanned.selection
+    rejected, defects, context, legacy = scanned.rejected, scanned.defects, scanned.context, scanned.legacy
+    preferred, cache_from = scanned.preferred, scanned.cache_from
+    conflicts, duplicates, covered = scanned.conflicts, scanned.duplicates, scanned.covered
     topic, _, num = name.rpartition("-")
     kafka_doc, kept_ranges = kafka.get((preferred, name)) or kafka.get((None, name)) or (None, [])
     kept_ranges = _merge(kept_ranges)
@@ -773,8 +828,12 @@ def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
     point (here the log end, so only the active segment) and rebuilds the producer state from the snapshot at the
     log end, truncating nothing salvaged (seen on a real broker, ``tests/kafka/test_salvage_live.py``); the marker
     would make Kafka skip that check of files no broker wrote, and claim a broker epoch's clean shutdown that never
-    happened."""
+    happened.
+
+    The segments come last, after every small file: a writer copying them ahead (``StagedDir.ahead``) is still at
+    it while the rest is written."""
     offsets: list[tuple[TopicPartition, int]] = []
+    segments: list[tuple[str, Content]] = []
     for p in result.partitions:
         plan = p.plan
         d = p.name
@@ -785,7 +844,7 @@ def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
             yield f"{d}/{segment_file_name(seg.base_offset, TIME_INDEX_SUFFIX)}", \
                 time_index.build_time_index(idx.time_entries(), seg.base_offset)
             del idx
-            yield f"{d}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", _segment_bytes(p, seg)
+            segments.append((f"{d}/{segment_file_name(seg.base_offset, LOG_SUFFIX)}", _segment_bytes(p, seg)))
             if seg.aborted:
                 yield f"{d}/{segment_file_name(seg.base_offset, TXN_INDEX_SUFFIX)}", \
                     txn_index.build_txn_index(seg.aborted)
@@ -799,7 +858,7 @@ def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
     for copy in result.metadata_copies:
         for f in list_dir(copy.directory):
             if f.is_file() and f.name != ".lock":
-                yield f"{copy.directory.name}/{f.name}", read_chunks(f)
+                segments.append((f"{copy.directory.name}/{f.name}", read_chunks(f)))
     meta = next((i.meta_properties_path for i in result.inputs if i.replica is None and i.meta_properties_path), None) \
         or next((i.meta_properties_path for i in result.inputs if i.meta_properties_path), None)
     if meta is not None:
@@ -807,3 +866,4 @@ def repaired_layout(result: SalvageResult) -> Iterator[tuple[str, Content]]:
     yield RECOVERY_POINT_CHECKPOINT, checkpoint.build_offset_checkpoint(offsets)
     yield REPLICATION_OFFSET_CHECKPOINT, checkpoint.build_offset_checkpoint(offsets)
     yield LOG_START_OFFSET_CHECKPOINT, checkpoint.build_offset_checkpoint([])
+    yield from segments

@@ -7,39 +7,26 @@ import os
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 
-from kafkatool.analysis.reproduce import Options, reproduce
-from kafkatool.analysis.salvage import (
-    SalvageResult,
-    data_records,
-    export_rows,
-    repaired_layout,
-    salvage,
-    salvage_document,
-)
 from kafkatool.commands.common import FollowLinks, OutputFormat, run_guarded
-from kafkatool.engine.reproduce import (
-    load_progress,
-    parse_properties,
-    parse_rate,
-    parse_topic_map,
-    producer_settings,
-)
 from kafkatool.errors import ExitCode, UsageError
+from kafkatool.reading.byte_ranges import first_segments
 from kafkatool.reading.files import read_bytes, read_text
 from kafkatool.reading.inventory import looks_like_partition_dir
 from kafkatool.reading.objects import input_path
-from kafkatool.reading.scan_memo import remembering
-from kafkatool.render.output import Diagnostics
-from kafkatool.render.salvage_report import count_progress, render_salvage, wants_bar
 from kafkatool.schema.filenames import parse_partition_dir
 from kafkatool.writing.atomic import prepare_output_dir, prepare_output_file, write_atomic
-from kafkatool.writing.kafka_sink import KafkaTarget
-from kafkatool.writing.salvage_writer import staged_dir, write_jsonl, write_parquet
+from kafkatool.writing.salvage_writer import StagedDir, write_jsonl, write_parquet
+
+if TYPE_CHECKING:
+    from kafkatool.analysis.salvage import SalvageResult
+
+# The analysis, its numpy and the renderers are imported where a run first needs them: with --out, the first
+# repaired segment of each partition starts copying before they load (a tenth of a second of the command).
 
 PARTITIONING = ("keep", "key")
 
@@ -75,6 +62,18 @@ def produce_to(result: SalvageResult, bootstrap: str, inputs: list[Path], *, top
                partitioning: str, include_aborted: bool, rate: str | None, dry_run: bool, producer_config: str | None,
                progress_file: str | None, quiet: bool) -> dict:
     """Re-produce the salvaged records into the cluster at ``bootstrap``; the summary document."""
+    from kafkatool.analysis.reproduce import Options, reproduce
+    from kafkatool.analysis.salvage import data_records
+    from kafkatool.engine.reproduce import (
+        load_progress,
+        parse_properties,
+        parse_rate,
+        parse_topic_map,
+        producer_settings,
+    )
+    from kafkatool.render.salvage_report import count_progress, wants_bar
+    from kafkatool.writing.kafka_sink import KafkaTarget
+
     opts = Options(bootstrap, parse_topic_map(topic_map), partitioning, include_aborted, parse_rate(rate), dry_run)
     user = parse_properties(read_text(producer_config)) if producer_config is not None else {}
     earlier = None
@@ -203,20 +202,40 @@ def command(
                 raise UsageError(f"--export {export} is inside --out {out}")
         options = {"leader": leader, "partition": only, "now": now if now is not None else int(time.time() * 1000),
                    "segment_bytes": segment_bytes, "index_interval_bytes": index_interval_bytes}
-        if out is None:
-            result = salvage(inputs, replicas, **options)
-        else:
-            with staged_dir(Path(out)) as staged:
-                # the segments most likely kept whole start copying while the inputs are still being scanned
-                result = salvage(inputs, replicas, ahead=staged.ahead, **options)
-                for name, content in repaired_layout(result):
-                    if isinstance(content, bytes):
-                        staged.write(name, content)
-                    else:
-                        staged.stream(name, content)
+        staged = StagedDir(Path(out)) if out is not None else None
+        try:
+            if staged is not None and not replicas:
+                # the first segments most likely kept whole start copying now, while the rest loads and the
+                # inputs are scanned; salvage hands over what it finds as soon as it knows
+                staged.ahead(first_segments(inputs, segment_bytes, only))
+            from kafkatool.reading.scan_memo import remembering
+
+            with remembering():  # each small segment is read once for Kafka's view, the scan, the plan and the copy
+                return finish(staged, inputs, replicas, every, options, kind, partitioning)
+        except BaseException:
+            if staged is not None:
+                staged.abort()  # nothing once committed
+            raise
+
+    def finish(staged: StagedDir | None, inputs: list[Path], replicas: dict[int, Path], every: list[Path],
+               options: dict, kind: ExportKind | None, partitioning: str) -> int:
+        from kafkatool.analysis.salvage import repaired_layout, salvage, salvage_document
+        from kafkatool.render.output import Diagnostics
+        from kafkatool.render.salvage_report import render_salvage
+
+        result = salvage(inputs, replicas, ahead=None if staged is None else staged.ahead, **options)
+        if staged is not None:
+            for name, content in repaired_layout(result):
+                if isinstance(content, bytes):
+                    staged.write(name, content)
+                else:
+                    staged.stream(name, content)
+            staged.commit()
             for stale in staged.removed:
                 Diagnostics().warning(f"removed {stale}: the staging directory of an earlier run that was interrupted")
         if kind is not None:
+            from kafkatool.analysis.salvage import export_rows
+
             writer = write_parquet if kind is ExportKind.parquet else write_jsonl
             rows = writer(Path(export or ""), export_rows(result, binary=kind is ExportKind.parquet))
             Diagnostics().note(f"exported {rows} record(s) to {export}")
@@ -232,8 +251,4 @@ def command(
                                                for p in doc["partitions"])
         return int(ExitCode.DEFECTS if damaged or failed else ExitCode.CLEAN)
 
-    def remembered() -> int:
-        with remembering():  # each small segment is read once for Kafka's view, the scan, the plan and the copy
-            return body()
-
-    run_guarded(remembered, follow_links=follow_links)
+    run_guarded(body, follow_links=follow_links)

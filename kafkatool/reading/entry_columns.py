@@ -118,12 +118,18 @@ def read_clean_segment(seg: SegmentData, buf: Any, path: str, limits: ReadLimits
     defects: list[Defect] = []
     at = 0
     window = READ_WINDOW
-    whole = scan_memo.Collector(path)  # inside scan_memo.remembering: the scan, for salvage's own passes
+    # inside scan_memo.remembering: a whole scan salvage made first answers for the file, else this one is kept
+    # for salvage's own passes
+    kept_scan = scan_memo.recall(path, 0, None, verify_crc=True, label=seg.log_file)
+    whole = scan_memo.Collector(path)
     while at < size:
         begin = at
-        scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + window),
-                           max_output=limits.max_decompressed_bytes, path=path)
-        whole.add(scan)
+        if kept_scan is not None:
+            scan, kept_scan, window = kept_scan, None, size
+        else:
+            scan = scan_buffer(buf, seg.log_file, start=at, stop=min(size, at + window),
+                               max_output=limits.max_decompressed_bytes, path=path)
+            whole.add(scan)
         legacy = scan.legacy
         # a magic 2 batch whose CRC fails is read as the walk reads it (its defect, the entry marked invalid):
         # any other defect, a legacy CRC failure or a chain that stops early is the walk's to read

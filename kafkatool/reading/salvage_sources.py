@@ -10,8 +10,7 @@ resynchronisation past damage); batch bytes are re-read on use (:func:`read_span
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,83 +187,6 @@ def scan_windows(source: SourceFile, start: int = 0, end: int | None = None, *,
 def read_span(path: str | Path, position: int, size: int) -> bytes:
     """``size`` bytes of ``path`` from ``position`` (one batch), read-only."""
     return files.read_span(path, position, position + size)
-
-
-COPY_CHUNK = 8 << 20
-"""Bytes copied per call by :meth:`ByteRange.copy_into`: the writer starts each chunk's write-back as it lands. 1 GiB
-copied and synced took 0.50-0.52 s in 8 MiB chunks, 0.53-0.60 s in 16 MiB, 0.61-0.65 s in 64 MiB, and 0.82-0.86 s
-copied whole then synced (2026-11-28, on this project's CI machine, three runs each)."""
-
-@dataclass(frozen=True)
-class ByteRange:
-    """The bytes ``[start, end)`` of an input file (a segment's piece), for a writer to copy into its output
-    without the bytes passing through Python: the kernel copies them (``os.copy_file_range``) where the file
-    systems allow, else they are read and written a chunk at a time."""
-
-    path: str
-    start: int
-    end: int
-
-    def copy_into(self, out: int, at: int, landed: Callable[[int, int], bool | None] | None = None) -> int:
-        """Copy the range into the descriptor ``out`` from its byte ``at``, :data:`COPY_CHUNK` bytes at a time,
-        calling ``landed(position, length)`` after each chunk (``False`` from it stops the copy there); the bytes
-        copied. An input that cannot be opened or read, or that ends before ``end`` (it changed while read), is
-        :class:`UnreadableInputError`; a failure to write is the ``OSError`` itself, for the writer to name its
-        output (a kernel copy that fails is done again through memory, where the two are told apart)."""
-        fd = files.open_regular(self.path)
-        try:
-            pos, dst, kernel = self.start, at, hasattr(os, "copy_file_range")
-            while pos < self.end:
-                want = min(COPY_CHUNK, self.end - pos)
-                n = -1
-                if kernel:
-                    try:
-                        n = os.copy_file_range(fd, out, want, pos, dst)
-                    except OSError:
-                        kernel = False
-                if n < 0:
-                    try:
-                        block = os.pread(fd, want, pos)
-                    except OSError as err:
-                        raise UnreadableInputError(self.path, _reason(err)) from None
-                    n = len(block)
-                    view = memoryview(block)
-                    while view:
-                        view = view[os.pwrite(out, view, dst + n - len(view)):]
-                if n == 0:
-                    raise UnreadableInputError(self.path, f"changed while read: {self.end - self.start} bytes at "
-                                               f"byte {self.start} expected, {pos - self.start} read")
-                pos += n
-                dst += n
-                if landed is not None and landed(dst - n, n) is False:
-                    break
-            return pos - self.start
-        finally:
-            os.close(fd)
-
-    def after(self, n: int) -> ByteRange:
-        """The range without its first ``n`` bytes."""
-        return ByteRange(self.path, min(self.start + n, self.end), self.end)
-
-
-def guessed_segments(inputs: list[InputDir], names: list[str]) -> list[tuple[str, ByteRange]]:
-    """The repaired log's segments as they most likely come out, for a writer to start copying before the plan is
-    known: each live segment of a partition of ``names`` that one copy holds, whole, under its own name (what the
-    plan makes of an undamaged segment, and of a damaged one up to its first damage). A guess is only a head start:
-    the writer keeps of it what the plan's pieces match (``writing.salvage_writer.StagedDir.ahead``)."""
-    out: list[tuple[str, ByteRange]] = []
-    for name in names:
-        copies = [c for i in inputs for c in i.copies.get(name, [])]
-        if len(copies) != 1 or copies[0].state is not DirState.LIVE:
-            continue
-        for f in sorted((f for f in copies[0].files if f.kind == "segment"), key=lambda f: f.base_offset):
-            try:
-                size = os.stat(f.path).st_size
-            except OSError:
-                continue  # named when the scan reads it
-            if size:
-                out.append((f"{name}/{f.path.name}", ByteRange(str(f.path), 0, size)))
-    return out
 
 
 def read_chunks(path: str | Path, chunk: int = 1 << 20) -> Iterator[bytes]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kafkatool.reading import salvage_sources as ss
-from kafkatool.reading.salvage_sources import ByteRange
+from kafkatool.reading import byte_ranges as ss
+from kafkatool.reading.byte_ranges import ByteRange
 from kafkatool.writing import salvage_writer as sw
 from kafkatool.writing.salvage_writer import StagedDir, _agreeing
 
