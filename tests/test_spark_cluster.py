@@ -135,9 +135,11 @@ def test_cluster_scan_of_s3_with_a_killed_executor_equals_the_local_engine(rig: 
     assert code == 0, err[-3000:]
     assert json.loads(out)["engine"] == f"spark {rig.cluster.master}"
     assert_same_as_local(rig, f"{BUCKET}/out/cluster")
-    # each worker ran executors in its own work directory, each of which unpacked the kafkatool archive; the
-    # killed one was replaced by a new executor
+    # each worker ran executors in its own work directory, each of which unpacked the kafkatool archive when given
+    # its first task; the killed one was replaced by a new executor, which the job may have finished without (an
+    # executor fetches the archive with its first task; seen once in CI: one executor directory without it)
     executors = [d for work in rig.cluster.work_dirs for d in work.glob("app-*/*") if d.is_dir()]
     assert len(executors) >= 3, executors
-    assert all((d / "kafkatool" / "__init__.py").exists() for d in executors)
+    idle = [d for d in executors if not (d / "kafkatool" / "__init__.py").exists()]
+    assert len(idle) <= 1 and len(executors) - len(idle) >= 2, (executors, idle)
     assert {d.parent.parent for d in executors} == set(rig.cluster.work_dirs)
