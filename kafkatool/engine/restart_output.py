@@ -33,6 +33,7 @@ from kafkatool.schema.filenames import (
     LOG_SUFFIX,
     PARTITION_METADATA,
     PRODUCER_SNAPSHOT_SUFFIX,
+    TEMP_SUFFIX,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
     segment_file_name,
@@ -143,4 +144,15 @@ def partition_plan(part: PartitionData, segments: Sequence[LoadedSegment],
     out.append(OutputFile(f"{d}/{LEADER_EPOCH_CHECKPOINT}", checkpoint.build_leader_epoch_checkpoint(epochs)))
     if part.partition_metadata is not None:
         out.append(OutputFile(f"{d}/{PARTITION_METADATA}", copy_from=f"{d}/{PARTITION_METADATA}"))
+    # Files the load never touches stay as they are: names Kafka does not know, and a half-written
+    # ``leader-epoch-checkpoint.tmp`` unless the load writes the checkpoint (``CheckpointFile.write`` writes
+    # the ``.tmp`` again and renames it), which it does only when the epochs change (seen on Kafka 3.9.2: a
+    # SIGKILL during the asynchronous flush of ``LeaderEpochFileCache.truncateFromStart`` left one behind).
+    unchanged = [(e.epoch, e.start_offset) for e in part.leader_epochs or []] == \
+        [(e.epoch, e.start_offset) for e in epochs]
+    for name in part.unknown_files:
+        out.append(OutputFile(name, copy_from=name))
+    for name in part.leftovers:
+        if unchanged and name.split("/")[-1] == LEADER_EPOCH_CHECKPOINT + TEMP_SUFFIX:
+            out.append(OutputFile(name, copy_from=name))
     return out
