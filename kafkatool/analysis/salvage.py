@@ -35,7 +35,7 @@ from kafkatool.engine.verify import forget_windows
 from kafkatool.errors import DecodeError, UsageError
 from kafkatool.model import ControlType, Defect, LeaderEpochEntry, Record, TopicPartition
 from kafkatool.process import release_heap
-from kafkatool.reading.byte_ranges import ByteRange
+from kafkatool.reading.byte_ranges import ByteRange, leading
 from kafkatool.reading.columns import SegmentColumns
 from kafkatool.reading.context import current_limits
 from kafkatool.reading.entries import SegmentEntries
@@ -617,14 +617,8 @@ def _scan_partition(name: str, copies: list[PartitionCopy], leader: int | None) 
 def _first_segment(p: _Scanned, segment_bytes: int) -> list[tuple[str, list[ByteRange]]]:
     """The first repaired segment's pieces as far as the chosen runs tell them: the runs in offset order, up to
     ``segment.bytes`` (where the planner rolls, at a batch the runs do not show: the writer keeps what agrees)."""
-    pieces: list[ByteRange] = []
-    room = segment_bytes
-    for r in p.selection.chosen:
-        if room <= 0:
-            break
-        end = min(r.end, r.position + room)
-        pieces.append(ByteRange(str(p.sources[r.source].path), r.position, end))
-        room -= end - r.position
+    pieces = leading((ByteRange(str(p.sources[r.source].path), r.position, r.end) for r in p.selection.chosen),
+                     segment_bytes)
     if not pieces:
         return []
     return [(f"{p.name}/{segment_file_name(p.selection.chosen[0].base_offset, LOG_SUFFIX)}", pieces)]

@@ -6,7 +6,7 @@ runs; ``writing.salvage_writer.StagedDir.ahead``). Read-only, like all of ``read
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,19 +111,31 @@ def first_segments(paths: list[Path], segment_bytes: int, only: str | None = Non
             continue
         logs = sorted((offset_from_name(p.name), p) for p in entries
                       if offset_from_name(p.name) is not None and p.name[20:] == LOG_SUFFIX and p.is_file())
-        pieces: list[ByteRange] = []
-        room = segment_bytes
-        for _, p in logs:
-            try:
-                size = os.stat(p).st_size
-            except OSError:
-                break
-            take = min(size, room)
-            if take:
-                pieces.append(ByteRange(str(p), 0, take))
-                room -= take
-            if room <= 0:
-                break
+        pieces = leading(_whole_files(p for _, p in logs), segment_bytes)
         if pieces:
             out.append((f"{name}/{Path(pieces[0].path).name}", pieces))
+    return out
+
+
+def _whole_files(paths: Iterable[Path]) -> Iterator[ByteRange]:
+    """Each file whole, in order, up to the first that cannot be looked at (the scan names it)."""
+    for p in paths:
+        try:
+            size = os.stat(p).st_size
+        except OSError:
+            return
+        yield ByteRange(str(p), 0, size)
+
+
+def leading(pieces: Iterable[ByteRange], size: int) -> list[ByteRange]:
+    """The first ``size`` bytes that ``pieces`` lay out one after another (empty pieces left out): a segment's
+    bytes up to ``segment.bytes``, where the planner rolls."""
+    out: list[ByteRange] = []
+    for piece in pieces:
+        if size <= 0:
+            break
+        take = min(piece.end - piece.start, size)
+        if take > 0:
+            out.append(ByteRange(piece.path, piece.start, piece.start + take))
+            size -= take
     return out

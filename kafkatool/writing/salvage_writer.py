@@ -79,16 +79,25 @@ def _agreeing(a: list[Copied], b: list[Copied]) -> int:
     return at
 
 
+def _beyond(pieces: list[Copied], n: int) -> Iterator[Copied]:
+    """What ``pieces`` lay out after their first ``n`` bytes."""
+    for piece in pieces:
+        size = piece.end - piece.start
+        if n < size:
+            yield piece.after(n)
+        n = max(0, n - size)
+
+
 class _Ahead:
     """A staged file copied ahead, in the background, from pieces of the inputs (:meth:`StagedDir.ahead`): how far
     the copy got, where it must stop, and the job it continues (the worker thread and the writer share it under
     ``StagedDir._lock``)."""
 
-    def __init__(self, dest: Path, pieces: list[Copied], before: _Ahead | None = None) -> None:
+    def __init__(self, dest: Path, pieces: list[Copied]) -> None:
         self.dest = dest
         self.pieces = pieces
         self.size = sum(p.end - p.start for p in pieces)
-        self.before = before
+        self.before: _Ahead | None = None  # the copy of the same file this one goes on from
         self.fd = -1
         self.done = 0
         self.limit = self.size
@@ -188,15 +197,12 @@ class StagedDir:
             job.done = at + n
             return job.done < job.limit
 
-        at = 0
-        for piece in job.pieces:
-            size = piece.end - piece.start
-            if at + size > kept:
-                skip = max(0, kept - at)
-                piece.after(skip).copy_into(job.fd, at + skip, landed)
-                if job.done >= job.limit or job.done < at + size:
-                    return
-            at += size
+        at = kept
+        for piece in _beyond(job.pieces, kept):
+            n = piece.copy_into(job.fd, at, landed)
+            at += n
+            if job.done >= job.limit or n < piece.end - piece.start:
+                return
         job.done = at
 
     def _claim(self, name: str, pieces: list[Copied]) -> tuple[int, int]:
@@ -239,13 +245,7 @@ class StagedDir:
         if fd < 0:
             dest.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        rest: list[bytes | Copied] = []
-        skip = kept
-        for piece in ranges:
-            size = piece.end - piece.start
-            if skip < size:
-                rest.append(piece.after(skip))
-            skip = max(0, skip - size)
+        rest: list[bytes | Copied] = list(_beyond(ranges, kept))
         try:
             total = kept
             pending = kept
